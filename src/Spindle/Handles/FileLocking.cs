@@ -1,0 +1,76 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Interop;
+
+namespace Spindle.Handles;
+
+/// <summary>
+/// <see cref="FileShare"/> emulated the way System.IO does on Unix: an advisory <c>flock</c>, exclusive
+/// for <see cref="FileShare.None"/> and shared otherwise, skipped where it would hurt more than help.
+/// </summary>
+internal static class FileLocking
+{
+    private const string SwitchName = "System.IO.DisableFileLocking";
+    private const string EnvironmentVariable = "DOTNET_SYSTEM_IO_DISABLEFILELOCKING";
+
+    // File system magic numbers (statfs f_type) of network file systems, where System.IO does not take shared locks.
+    private const long NfsMagic = 0x6969;
+    private const long SmbMagic = 0x517B;
+    private const long CifsMagic = unchecked((long)0xFF534D42);
+    private const long Smb2Magic = unchecked((long)0xFE534D42);
+
+    /// <summary>Whether the process turned locking off, with System.IO's own switch or variable.</summary>
+    internal static bool IsDisabled { get; } = ReadDisabled();
+
+    private static bool ReadDisabled()
+    {
+        if (AppContext.TryGetSwitch(SwitchName, out bool disabled))
+        {
+            return disabled;
+        }
+        string? value = Environment.GetEnvironmentVariable(EnvironmentVariable);
+        return value is not null && (value == "1" || value.Equals("true", StringComparison.OrdinalIgnoreCase));
+    }
+
+    /// <summary>Takes the lock <paramref name="share"/> asks for; returns whether a lock is now held.</summary>
+    /// <exception cref="IOException">Another handle holds a conflicting lock (a sharing violation).</exception>
+    internal static bool TryLock(SafeFileHandle handle, int fd, string path, FileAccess access, FileShare share)
+    {
+        int operation = share == FileShare.None ? LinuxConstants.LOCK_EX : LinuxConstants.LOCK_SH;
+        if (!ShouldLock(fd, operation, access))
+        {
+            return false;
+        }
+        if (Libc.FLock(fd, operation | LinuxConstants.LOCK_NB) >= 0)
+        {
+            return true;
+        }
+        // Only contention matters: other failures (ENOTSUP, ENOLCK) would just hamper an advisory scheme.
+        int errno = Errno.Last;
+        if (errno == Errno.EWOULDBLOCK)
+        {
+            throw IoErrors.ForErrno(errno, path);
+        }
+        return false;
+    }
+
+    private static unsafe bool ShouldLock(int fd, int operation, FileAccess access)
+    {
+        if (IsDisabled)
+        {
+            return false;
+        }
+        if (operation == LinuxConstants.LOCK_EX || (access & FileAccess.Write) == 0)
+        {
+            return true;
+        }
+        // A shared lock for writing is skipped on network file systems, whose flock can be emulated with
+        // whole-file locks that would exclude other writers.
+        byte* statfs = stackalloc byte[256];
+        if (Libc.FStatFs(fd, statfs) != 0)
+        {
+            return false;
+        }
+        long type = *(long*)statfs;
+        return type is not (NfsMagic or SmbMagic or CifsMagic or Smb2Magic);
+    }
+}

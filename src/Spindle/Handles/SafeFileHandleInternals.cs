@@ -1,0 +1,87 @@
+using System.Runtime.CompilerServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Interop;
+
+namespace Spindle.Handles;
+
+/// <summary>
+/// Reaches the state System.IO keeps inside <see cref="SafeFileHandle"/> on Unix (path, lock,
+/// delete-on-close, IsAsync, the cached seekability) so that a handle Spindle opened behaves exactly
+/// like one from <see cref="File.OpenHandle"/>: its <c>Dispose</c> unlocks and deletes as System.IO's
+/// does, and <see cref="FileStream"/> built on it knows its name. If a runtime lacks one of these
+/// members, Spindle keeps working with its own fallbacks.
+/// </summary>
+internal static class SafeFileHandleInternals
+{
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_path")]
+    private static extern ref string? PathField(SafeFileHandle handle);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_deleteOnClose")]
+    private static extern ref bool DeleteOnCloseField(SafeFileHandle handle);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_isLocked")]
+    private static extern ref bool IsLockedField(SafeFileHandle handle);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Method, Name = "set_IsAsync")]
+    private static extern void SetIsAsyncMethod(SafeFileHandle handle, bool value);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Method, Name = "get_CanSeek")]
+    private static extern bool CanSeekMethod(SafeFileHandle handle);
+
+    // Whether this runtime has the members above; probed once.
+    private static readonly bool s_available = Probe();
+
+    internal static bool Available => s_available;
+
+    private static bool Probe()
+    {
+        try
+        {
+            using var probe = new SafeFileHandle(-1, ownsHandle: false);
+            _ = PathField(probe);
+            _ = DeleteOnCloseField(probe);
+            _ = IsLockedField(probe);
+            SetIsAsyncMethod(probe, false);
+            return true;
+        }
+        catch (Exception e) when (e is MissingMemberException or MemberAccessException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>The path the handle was opened with, or null when unknown.</summary>
+    internal static string? GetPath(SafeFileHandle handle) => s_available ? PathField(handle) : null;
+
+    /// <summary>Records what System.IO records on a handle it opens itself.</summary>
+    internal static void Initialize(SafeFileHandle handle, string path, bool isAsync, bool deleteOnClose, bool isLocked)
+    {
+        if (!s_available)
+        {
+            return;
+        }
+        PathField(handle) = path;
+        SetIsAsyncMethod(handle, isAsync);
+        DeleteOnCloseField(handle) = deleteOnClose;
+        IsLockedField(handle) = isLocked;
+    }
+
+    /// <summary>
+    /// Whether the handle supports positional I/O. Uses the handle's own cached answer when the
+    /// runtime exposes it (one lseek for the handle's lifetime), else asks the kernel.
+    /// </summary>
+    internal static bool CanSeek(SafeFileHandle handle)
+    {
+        if (s_available)
+        {
+            try
+            {
+                return CanSeekMethod(handle);
+            }
+            catch (MissingMethodException)
+            {
+            }
+        }
+        return !handle.IsClosed && Libc.LSeek((int)handle.DangerousGetHandle(), 0, LinuxConstants.SEEK_CUR) >= 0;
+    }
+}

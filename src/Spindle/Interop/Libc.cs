@@ -1,0 +1,119 @@
+using System.Runtime.InteropServices;
+
+namespace Spindle.Interop;
+
+/// <summary>
+/// The libc entry points Spindle calls. Every function sets errno on failure; callers read it with
+/// <see cref="Marshal.GetLastPInvokeError"/> right after the call.
+/// </summary>
+internal static unsafe partial class Libc
+{
+    private const string Lib = "libc";
+
+    [LibraryImport(Lib, EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    internal static partial int Open(string path, int flags, int mode);
+
+    [LibraryImport(Lib, EntryPoint = "close", SetLastError = true)]
+    internal static partial int Close(int fd);
+
+    [LibraryImport(Lib, EntryPoint = "pread", SetLastError = true)]
+    internal static partial nint PRead(int fd, byte* buffer, nuint count, long offset);
+
+    [LibraryImport(Lib, EntryPoint = "pwrite", SetLastError = true)]
+    internal static partial nint PWrite(int fd, byte* buffer, nuint count, long offset);
+
+    [LibraryImport(Lib, EntryPoint = "read", SetLastError = true)]
+    internal static partial nint Read(int fd, byte* buffer, nuint count);
+
+    [LibraryImport(Lib, EntryPoint = "write", SetLastError = true)]
+    internal static partial nint Write(int fd, byte* buffer, nuint count);
+
+    [LibraryImport(Lib, EntryPoint = "preadv", SetLastError = true)]
+    internal static partial nint PReadV(int fd, IoVector* vectors, int count, long offset);
+
+    [LibraryImport(Lib, EntryPoint = "pwritev", SetLastError = true)]
+    internal static partial nint PWriteV(int fd, IoVector* vectors, int count, long offset);
+
+    [LibraryImport(Lib, EntryPoint = "readv", SetLastError = true)]
+    internal static partial nint ReadV(int fd, IoVector* vectors, int count);
+
+    [LibraryImport(Lib, EntryPoint = "writev", SetLastError = true)]
+    internal static partial nint WriteV(int fd, IoVector* vectors, int count);
+
+    [LibraryImport(Lib, EntryPoint = "preadv2", SetLastError = true)]
+    internal static partial nint PReadV2(int fd, IoVector* vectors, int count, long offset, int flags);
+
+    [LibraryImport(Lib, EntryPoint = "lseek", SetLastError = true)]
+    internal static partial long LSeek(int fd, long offset, int whence);
+
+    [LibraryImport(Lib, EntryPoint = "ftruncate", SetLastError = true)]
+    internal static partial int FTruncate(int fd, long length);
+
+    [LibraryImport(Lib, EntryPoint = "fsync", SetLastError = true)]
+    internal static partial int FSync(int fd);
+
+    [LibraryImport(Lib, EntryPoint = "fdatasync", SetLastError = true)]
+    internal static partial int FDataSync(int fd);
+
+    [LibraryImport(Lib, EntryPoint = "flock", SetLastError = true)]
+    internal static partial int FLock(int fd, int operation);
+
+    [LibraryImport(Lib, EntryPoint = "fallocate", SetLastError = true)]
+    internal static partial int FAllocate(int fd, int mode, long offset, long length);
+
+    // posix_fadvise returns the error number instead of setting errno.
+    [LibraryImport(Lib, EntryPoint = "posix_fadvise")]
+    internal static partial int PosixFAdvise(int fd, long offset, long length, int advice);
+
+    [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
+    internal static partial int Fcntl(int fd, int command, int argument);
+
+    [LibraryImport(Lib, EntryPoint = "unlink", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    internal static partial int Unlink(string path);
+
+    [LibraryImport(Lib, EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    internal static partial int Statx(int dirfd, string path, int flags, uint mask, StatxBuffer* buffer);
+
+    [LibraryImport(Lib, EntryPoint = "fstatfs", SetLastError = true)]
+    internal static partial int FStatFs(int fd, byte* buffer);
+
+    [LibraryImport(Lib, EntryPoint = "copy_file_range", SetLastError = true)]
+    internal static partial nint CopyFileRange(int fdIn, long* offIn, int fdOut, long* offOut, nuint length, uint flags);
+
+    [LibraryImport(Lib, EntryPoint = "strerror_r")]
+    internal static partial byte* StrErrorR(int errnum, byte* buffer, nuint length);
+
+    [LibraryImport(Lib, EntryPoint = "syscall", SetLastError = true)]
+    internal static partial long Syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6);
+
+    [LibraryImport(Lib, EntryPoint = "mmap", SetLastError = true)]
+    internal static partial void* MMap(void* address, nuint length, int protection, int flags, int fd, long offset);
+
+    [LibraryImport(Lib, EntryPoint = "munmap", SetLastError = true)]
+    internal static partial int MUnmap(void* address, nuint length);
+
+    [LibraryImport(Lib, EntryPoint = "mkfifo", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    internal static partial int MkFifo(string path, int mode);
+
+    [LibraryImport(Lib, EntryPoint = "socketpair", SetLastError = true)]
+    internal static partial int SocketPair(int domain, int type, int protocol, int* sv);
+}
+
+/// <summary>One <c>struct iovec</c>.</summary>
+internal unsafe struct IoVector
+{
+    public byte* Base;  // start of the buffer
+    public nuint Count; // its length in bytes
+}
+
+/// <summary><c>struct statx</c>: 256 bytes, the same layout on every architecture.</summary>
+[StructLayout(LayoutKind.Explicit, Size = 256)]
+internal struct StatxBuffer
+{
+    [FieldOffset(0)] public uint Mask;            // which fields the kernel filled
+    [FieldOffset(4)] public uint BlockSize;       // preferred I/O block size
+    [FieldOffset(28)] public ushort Mode;         // file type and permission bits
+    [FieldOffset(40)] public ulong Size;          // length in bytes
+    [FieldOffset(152)] public uint DioMemAlign;   // O_DIRECT buffer address alignment, 0 if unsupported
+    [FieldOffset(156)] public uint DioOffsetAlign; // O_DIRECT offset and length alignment, 0 if unsupported
+}

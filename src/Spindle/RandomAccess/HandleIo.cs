@@ -1,0 +1,155 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
+using Spindle.Interop;
+
+namespace Spindle.RandomAccess;
+
+/// <summary>
+/// <see cref="PositionalIo"/> on a <see cref="SafeFileHandle"/>: holds a reference on the handle for
+/// the length of the call, so that a concurrent <c>Dispose</c> cannot close the descriptor under it.
+/// </summary>
+internal static class HandleIo
+{
+    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            return PositionalIo.Read(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            PositionalIo.Write(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            return PositionalIo.ReadScatter(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static unsafe long GetLength(SafeFileHandle handle)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            StatxBuffer status;
+            if (Libc.Statx(Fd(handle), string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_SIZE, &status) != 0)
+            {
+                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
+            }
+            return (long)status.Size;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static void SetLength(SafeFileHandle handle, long length)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            int result;
+            do
+            {
+                result = Libc.FTruncate(Fd(handle), length);
+            }
+            while (result < 0 && Errno.Last == Errno.EINTR);
+            if (result < 0)
+            {
+                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
+            }
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static void FlushToDisk(SafeFileHandle handle)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            if (Libc.FSync(Fd(handle)) < 0)
+            {
+                int errno = Errno.Last;
+                // Special files that cannot be synchronised (pipes, some devices) are not an error, as in System.IO.
+                if (errno is not (Errno.EROFS or Errno.EINVAL or Errno.EOPNOTSUPP))
+                {
+                    throw IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(handle));
+                }
+            }
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    internal static int Fd(SafeFileHandle handle) => (int)handle.DangerousGetHandle();
+}

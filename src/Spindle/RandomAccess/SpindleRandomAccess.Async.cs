@@ -1,0 +1,126 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+
+namespace Spindle;
+
+public static partial class SpindleRandomAccess
+{
+    /// <summary>Reads bytes at an offset asynchronously, on the process-wide engine.</summary>
+    /// <param name="handle">The file handle, opened with read access.</param>
+    /// <param name="buffer">Where the bytes go; it must stay alive until the operation completes.</param>
+    /// <param name="fileOffset">The file position to read from; ignored for handles without positions.</param>
+    /// <param name="cancellationToken">Cancels the operation; a cancelled operation completes only after the kernel has released the buffer.</param>
+    /// <returns>The number of bytes read: fewer than requested near the end of the file, 0 at the end.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="fileOffset"/> is negative.</exception>
+    /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
+    public static ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken = default)
+        => ReadAsync(handle, buffer, fileOffset, IoEngine.Auto, cancellationToken);
+
+    /// <summary>Reads bytes at an offset asynchronously, on the given engine.</summary>
+    /// <param name="handle">The file handle, opened with read access.</param>
+    /// <param name="buffer">Where the bytes go; it must stay alive until the operation completes.</param>
+    /// <param name="fileOffset">The file position to read from; ignored for handles without positions.</param>
+    /// <param name="engine">The engine to run the operation on; <see cref="IoEngine.Auto"/> for the process-wide one.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>The number of bytes read.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="fileOffset"/> is negative or <paramref name="engine"/> undefined.</exception>
+    public static ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
+    {
+        long offset = ValidateInput(handle, fileOffset);
+        FileIoEngine selected = Engine(engine);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<int>(cancellationToken);
+        }
+        return selected.ReadAsync(handle, buffer, offset, cancellationToken);
+    }
+
+    /// <summary>Reads into several buffers asynchronously, on the process-wide engine.</summary>
+    /// <param name="handle">The file handle, opened with read access.</param>
+    /// <param name="buffers">The buffers to fill, in file order.</param>
+    /// <param name="fileOffset">The file position to read from; ignored for handles without positions.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>The total number of bytes read.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handle"/> or <paramref name="buffers"/> is null.</exception>
+    public static ValueTask<long> ReadAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken = default)
+        => ReadAsync(handle, buffers, fileOffset, IoEngine.Auto, cancellationToken);
+
+    /// <summary>Reads into several buffers asynchronously, on the given engine.</summary>
+    /// <param name="handle">The file handle, opened with read access.</param>
+    /// <param name="buffers">The buffers to fill, in file order.</param>
+    /// <param name="fileOffset">The file position to read from; ignored for handles without positions.</param>
+    /// <param name="engine">The engine to run the operation on.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>The total number of bytes read.</returns>
+    public static ValueTask<long> ReadAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
+    {
+        long offset = ValidateInput(handle, fileOffset);
+        ValidateBuffers(buffers);
+        FileIoEngine selected = Engine(engine);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<long>(cancellationToken);
+        }
+        return selected.ReadScatterAsync(handle, buffers, offset, cancellationToken);
+    }
+
+    /// <summary>Writes all bytes at an offset asynchronously, on the process-wide engine.</summary>
+    /// <param name="handle">The file handle, opened with write access.</param>
+    /// <param name="buffer">The bytes to write; it must stay alive until the operation completes.</param>
+    /// <param name="fileOffset">The file position to write at; ignored for handles without positions.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>A task that completes when every byte is written.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="fileOffset"/> is negative.</exception>
+    public static ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken = default)
+        => WriteAsync(handle, buffer, fileOffset, IoEngine.Auto, cancellationToken);
+
+    /// <summary>Writes all bytes at an offset asynchronously, on the given engine.</summary>
+    /// <param name="handle">The file handle, opened with write access.</param>
+    /// <param name="buffer">The bytes to write.</param>
+    /// <param name="fileOffset">The file position to write at; ignored for handles without positions.</param>
+    /// <param name="engine">The engine to run the operation on.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>A task that completes when every byte is written.</returns>
+    public static ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
+    {
+        long offset = ValidateInput(handle, fileOffset);
+        FileIoEngine selected = Engine(engine);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+        return selected.WriteAsync(handle, buffer, offset, cancellationToken);
+    }
+
+    /// <summary>Writes several buffers in order asynchronously, on the process-wide engine.</summary>
+    /// <param name="handle">The file handle, opened with write access.</param>
+    /// <param name="buffers">The buffers to write, in file order.</param>
+    /// <param name="fileOffset">The file position to write at; ignored for handles without positions.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>A task that completes when every byte is written.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handle"/> or <paramref name="buffers"/> is null.</exception>
+    public static ValueTask WriteAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken = default)
+        => WriteAsync(handle, buffers, fileOffset, IoEngine.Auto, cancellationToken);
+
+    /// <summary>Writes several buffers in order asynchronously, on the given engine.</summary>
+    /// <param name="handle">The file handle, opened with write access.</param>
+    /// <param name="buffers">The buffers to write, in file order.</param>
+    /// <param name="fileOffset">The file position to write at; ignored for handles without positions.</param>
+    /// <param name="engine">The engine to run the operation on.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>A task that completes when every byte is written.</returns>
+    public static ValueTask WriteAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
+    {
+        long offset = ValidateInput(handle, fileOffset);
+        ValidateBuffers(buffers);
+        FileIoEngine selected = Engine(engine);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+        return selected.WriteGatherAsync(handle, buffers, offset, cancellationToken);
+    }
+}

@@ -1,0 +1,173 @@
+namespace Spindle;
+
+/// <summary>
+/// Options for opening a file with Spindle: the members of <see cref="FileStreamOptions"/> with the
+/// same defaults and validation, plus Spindle's own (<see cref="Engine"/>).
+/// </summary>
+/// <remarks>
+/// Defaults: <see cref="FileMode.Open"/>, <see cref="FileAccess.Read"/>, <see cref="FileShare.Read"/>,
+/// <see cref="FileOptions.None"/>, a 4096-byte buffer, no preallocation, <c>0666 &amp; ~umask</c> for new
+/// files, and <see cref="IoEngine.Auto"/>.
+/// </remarks>
+public sealed class SpindleFileOptions
+{
+    // Every FileOptions flag System.IO accepts, including NoBuffering (0x20000000) which it allows but ignores on Unix.
+    internal const FileOptions ValidFileOptions = FileOptions.WriteThrough | FileOptions.Asynchronous | FileOptions.RandomAccess
+        | FileOptions.DeleteOnClose | FileOptions.SequentialScan | FileOptions.Encrypted | NoBuffering;
+
+    /// <summary>The flag of <c>FILE_FLAG_NO_BUFFERING</c>, which System.IO accepts in <see cref="FileOptions"/>.</summary>
+    internal const FileOptions NoBuffering = (FileOptions)0x20000000;
+
+    internal const UnixFileMode AllPermissions = (UnixFileMode)0xFFF;
+    internal const int DefaultBufferSize = 4096;
+
+    private FileMode _mode = FileMode.Open;
+    private FileAccess _access = FileAccess.Read;
+    private FileShare _share = FileShare.Read;
+    private FileOptions _options;
+    private long _preallocationSize;
+    private int _bufferSize = DefaultBufferSize;
+    private UnixFileMode? _unixCreateMode;
+    private IoEngine _engine;
+
+    /// <summary>Creates options with the defaults described on the type.</summary>
+    public SpindleFileOptions()
+    {
+    }
+
+    /// <summary>Creates options with the values of a <see cref="FileStreamOptions"/>, for code moving from System.IO.</summary>
+    /// <exception cref="ArgumentNullException"><paramref name="options"/> is null.</exception>
+    public SpindleFileOptions(FileStreamOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        Mode = options.Mode;
+        Access = options.Access;
+        Share = options.Share;
+        Options = options.Options;
+        PreallocationSize = options.PreallocationSize;
+        BufferSize = options.BufferSize;
+        UnixCreateMode = options.UnixCreateMode;
+    }
+
+    /// <summary>How the operating system opens the file. Default: <see cref="FileMode.Open"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is not a defined <see cref="FileMode"/>.</exception>
+    public FileMode Mode
+    {
+        get => _mode;
+        set
+        {
+            if (value < FileMode.CreateNew || value > FileMode.Append)
+            {
+                ThrowHelper.ThrowEnumOutOfRange(nameof(value));
+            }
+            _mode = value;
+        }
+    }
+
+    /// <summary>How the file can be accessed. Default: <see cref="FileAccess.Read"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is not a defined <see cref="FileAccess"/>.</exception>
+    public FileAccess Access
+    {
+        get => _access;
+        set
+        {
+            if (value < FileAccess.Read || value > FileAccess.ReadWrite)
+            {
+                ThrowHelper.ThrowEnumOutOfRange(nameof(value));
+            }
+            _access = value;
+        }
+    }
+
+    /// <summary>The access other handles may have to the file (emulated with advisory <c>flock</c>). Default: <see cref="FileShare.Read"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is not a valid <see cref="FileShare"/> combination.</exception>
+    public FileShare Share
+    {
+        get => _share;
+        set
+        {
+            FileShare withoutInheritable = value & ~FileShare.Inheritable;
+            if (withoutInheritable < FileShare.None || withoutInheritable > (FileShare.ReadWrite | FileShare.Delete))
+            {
+                ThrowHelper.ThrowEnumOutOfRange(nameof(value));
+            }
+            _share = value;
+        }
+    }
+
+    /// <summary>Advanced options. Default: <see cref="FileOptions.None"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value contains an undefined flag.</exception>
+    public FileOptions Options
+    {
+        get => _options;
+        set
+        {
+            if (value != FileOptions.None && (value & ~ValidFileOptions) != 0)
+            {
+                ThrowHelper.ThrowEnumOutOfRange(nameof(value));
+            }
+            _options = value;
+        }
+    }
+
+    /// <summary>
+    /// The initial allocation size in bytes for a file that is created or overwritten; a hint that
+    /// only fails the open when the disk is full or the file would be too large. Default: 0.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    public long PreallocationSize
+    {
+        get => _preallocationSize;
+        set
+        {
+            if (value < 0)
+            {
+                ThrowHelper.ThrowNeedNonNegative(nameof(value));
+            }
+            _preallocationSize = value;
+        }
+    }
+
+    /// <summary>
+    /// The size of a stream's buffer in bytes; 0 or 1 disables buffering. Default: 4096. Ignored by
+    /// <see cref="SpindleFile.OpenHandle(string, SpindleFileOptions)"/>.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is negative.</exception>
+    public int BufferSize
+    {
+        get => _bufferSize;
+        set
+        {
+            if (value < 0)
+            {
+                ThrowHelper.ThrowNeedNonNegative(nameof(value));
+            }
+            _bufferSize = value;
+        }
+    }
+
+    /// <summary>
+    /// The permissions of a newly created file (the process umask still applies), or null for
+    /// <c>0666 &amp; ~umask</c>. Only valid with a <see cref="Mode"/> that can create a file.
+    /// </summary>
+    public UnixFileMode? UnixCreateMode
+    {
+        get => _unixCreateMode;
+        set => _unixCreateMode = value;
+    }
+
+    /// <summary>The engine for asynchronous operations on this file. Default: <see cref="IoEngine.Auto"/>.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is not a defined <see cref="IoEngine"/>.</exception>
+    public IoEngine Engine
+    {
+        get => _engine;
+        set
+        {
+            if (value < IoEngine.Auto || value > IoEngine.IoUring)
+            {
+                ThrowHelper.ThrowEnumOutOfRange(nameof(value));
+            }
+            _engine = value;
+        }
+    }
+}

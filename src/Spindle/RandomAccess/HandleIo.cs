@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Handles;
 using Spindle.Interop;
 
@@ -16,7 +17,9 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
-            return PositionalIo.Read(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            int read = PositionalIo.Read(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            SpindleMetrics.Operation(IoEngine.Sync, read);
+            return read;
         }
         finally
         {
@@ -34,6 +37,7 @@ internal static class HandleIo
         {
             handle.DangerousAddRef(ref added);
             PositionalIo.Write(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            SpindleMetrics.Operation(IoEngine.Sync, buffer.Length);
         }
         finally
         {
@@ -50,7 +54,9 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
-            return PositionalIo.ReadScatter(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            long read = PositionalIo.ReadScatter(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            SpindleMetrics.Operation(IoEngine.Sync, read);
+            return read;
         }
         finally
         {
@@ -68,6 +74,7 @@ internal static class HandleIo
         {
             handle.DangerousAddRef(ref added);
             PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            SpindleMetrics.Operation(IoEngine.Sync, 0);
         }
         finally
         {

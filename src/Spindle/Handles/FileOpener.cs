@@ -15,12 +15,12 @@ internal static class FileOpener
         UnixFileMode.OtherRead | UnixFileMode.OtherWrite;
 
     internal static SafeFileHandle Open(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options,
-        long preallocationSize, UnixFileMode? unixCreateMode)
+        long preallocationSize, UnixFileMode? unixCreateMode, int spindleFlags)
     {
         OpenValidation.ValidateArguments(path, mode, access, share, options, preallocationSize);
         string fullPath = Path.GetFullPath(path);
 
-        int flags = ToOpenFlags(mode, access, share, options);
+        int flags = ToOpenFlags(mode, access, share, options) | spindleFlags;
         int permissions = (int)(unixCreateMode ?? DefaultCreateMode);
 
         int fd;

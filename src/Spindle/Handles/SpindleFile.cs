@@ -4,7 +4,7 @@ using Spindle.Handles;
 namespace Spindle;
 
 /// <summary>Opens files for Spindle; the counterpart of the handle-opening members of <see cref="File"/>.</summary>
-public static class SpindleFile
+public static partial class SpindleFile
 {
     /// <summary>
     /// Opens a file and returns its handle, with the semantics of <see cref="File.OpenHandle"/> on Linux.
@@ -30,7 +30,8 @@ public static class SpindleFile
     /// <exception cref="IOException">Any other error, for example a sharing violation or a full disk; <see cref="Exception.HResult"/> is the errno.</exception>
     public static SafeFileHandle OpenHandle(string path, FileMode mode = FileMode.Open, FileAccess access = FileAccess.Read,
         FileShare share = FileShare.Read, FileOptions options = FileOptions.None, long preallocationSize = 0)
-        => FileOpener.Open(path, mode, access, share, options, preallocationSize, unixCreateMode: null);
+        => FileOpener.Open(path, mode, access, share, options, preallocationSize, unixCreateMode: null,
+            SpindleOpenFlags.For(options));
 
     /// <summary>
     /// Opens a file with the mode, access, share, options, preallocation and create mode of <paramref name="options"/>.
@@ -45,6 +46,7 @@ public static class SpindleFile
     public static SafeFileHandle OpenHandle(string path, SpindleFileOptions options)
     {
         OpenValidation.ValidateOptions(path, options);
-        return FileOpener.Open(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize, options.UnixCreateMode);
+        return FileOpener.Open(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize, options.UnixCreateMode,
+            SpindleOpenFlags.For(options));
     }
 }

@@ -11,12 +11,16 @@ namespace Spindle;
 /// </remarks>
 public sealed class SpindleFileOptions
 {
-    // Every FileOptions flag System.IO accepts, including NoBuffering (0x20000000) which it allows but ignores on Unix.
+    // Every FileOptions flag System.IO accepts, including NoBuffering (0x20000000) and, since .NET 10,
+    // BackupSemantics (0x02000000), which it allows but ignores on Unix.
     internal const FileOptions ValidFileOptions = FileOptions.WriteThrough | FileOptions.Asynchronous | FileOptions.RandomAccess
-        | FileOptions.DeleteOnClose | FileOptions.SequentialScan | FileOptions.Encrypted | NoBuffering;
+        | FileOptions.DeleteOnClose | FileOptions.SequentialScan | FileOptions.Encrypted | NoBuffering | BackupSemantics;
 
     /// <summary>The flag of <c>FILE_FLAG_NO_BUFFERING</c>, which System.IO accepts in <see cref="FileOptions"/>.</summary>
     internal const FileOptions NoBuffering = (FileOptions)0x20000000;
+
+    /// <summary>The flag of <c>FILE_FLAG_BACKUP_SEMANTICS</c>, which System.IO accepts in <see cref="FileOptions"/>.</summary>
+    internal const FileOptions BackupSemantics = (FileOptions)0x02000000;
 
     internal const UnixFileMode AllPermissions = (UnixFileMode)0xFFF;
     internal const int DefaultBufferSize = 4096;
@@ -159,7 +163,7 @@ public sealed class SpindleFileOptions
             if (value.HasValue && (value.Value & ~AllPermissions) != 0)
             {
                 // The parameter name is System.IO's.
-                throw new ArgumentException("Invalid UnixFileMode value.", nameof(UnixFileMode));
+                throw new ArgumentException("Invalid UnixFileMode value.", nameof(UnixCreateMode));
             }
             _unixCreateMode = value;
         }

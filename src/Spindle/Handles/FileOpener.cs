@@ -83,6 +83,11 @@ internal static class FileOpener
         {
             errno = Errno.EACCES;
         }
+        // A path through something that is not a directory is a missing directory to System.IO.
+        if (errno == Errno.ENOTDIR)
+        {
+            return IoErrors.ForErrno(Errno.ENOENT, fullPath, isDirectoryError: true);
+        }
         // A missing path is blamed on the directory when creating, or when the parent is missing too.
         bool isDirectoryError = errno == Errno.ENOENT &&
             ((flags & OpenFlags.O_CREAT) != 0 || !Directory.Exists(Path.GetDirectoryName(Path.TrimEndingDirectorySeparator(fullPath))));

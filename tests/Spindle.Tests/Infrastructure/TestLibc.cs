@@ -60,6 +60,20 @@ public static unsafe partial class TestLibc
         return (new SafeFileHandle(fds[0], ownsHandle: true), new SafeFileHandle(fds[1], ownsHandle: true));
     }
 
+    public const int S_IFMT = 0xF000;
+    public const int S_IFREG = 0x8000;
+
+    [LibraryImport("libc", EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Statx(int dirfd, string path, int flags, uint mask, byte* buffer);
+
+    /// <summary>The S_IFMT bits of what a path names (links followed), or -1 if it cannot be examined.</summary>
+    public static int FileType(string path)
+    {
+        byte* status = stackalloc byte[256];
+        // AT_FDCWD, STATX_TYPE; stx_mode is at offset 28.
+        return Statx(-100, path, 0, 0x1, status) != 0 ? -1 : *(ushort*)(status + 28) & S_IFMT;
+    }
+
     /// <summary>Creates a named pipe.</summary>
     public static void CreateFifo(string path)
     {

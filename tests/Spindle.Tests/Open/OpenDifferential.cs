@@ -71,9 +71,16 @@ internal static class OpenDifferential
 
     internal static string OnDisk(string path)
     {
-        if (!File.Exists(path))
+        int type = TestLibc.FileType(path);
+        if (type < 0)
         {
+            // Missing, or a dangling symbolic link.
             return " file=absent";
+        }
+        if (type != TestLibc.S_IFREG)
+        {
+            // Devices and FIFOs: reading them would block or never end.
+            return $" file=special mode={File.GetUnixFileMode(path)}";
         }
         byte[] bytes = File.ReadAllBytes(path);
         return $" file={Convert.ToHexString(bytes)} mode={File.GetUnixFileMode(path)}";

@@ -1,4 +1,5 @@
 using Spindle.Diagnostics;
+using Spindle.Engines.IoUring;
 using Spindle.Engines.ThreadPool;
 
 namespace Spindle.Engines;
@@ -62,5 +63,5 @@ internal static class EngineSelector
         return ThreadPoolEngine.Instance;
     }
 
-    private static FileIoEngine? IoUringOrNull() => null;
+    private static FileIoEngine? IoUringOrNull() => IoUringEngine.Instance;
 }

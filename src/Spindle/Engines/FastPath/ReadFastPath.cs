@@ -77,6 +77,30 @@ internal static unsafe class ReadFastPath
         }
     }
 
+    /// <summary>
+    /// The fast path as an engine uses it: true when the read is done (<paramref name="completed"/>
+    /// bytes, all asked for or up to the end of the file). When only part was cached, the buffer and
+    /// offset are moved past it and <paramref name="prefix"/> says how much, so that the engine reads
+    /// the rest and the caller still gets one full read as from System.IO.
+    /// </summary>
+    internal static bool TryComplete(SafeFileHandle handle, ref Memory<byte> buffer, ref long fileOffset, IoEngine engine, out int prefix, out int completed)
+    {
+        prefix = 0;
+        completed = TryRead(handle, buffer, fileOffset, engine);
+        if (completed < 0)
+        {
+            return false;
+        }
+        if (completed == 0 || completed == buffer.Length)
+        {
+            return true;
+        }
+        prefix = completed;
+        buffer = buffer.Slice(completed);
+        fileOffset += completed;
+        return false;
+    }
+
     private static HandleFacts Probe(SafeFileHandle handle)
     {
         bool allowed = false;

@@ -17,21 +17,10 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        long prefix = 0;
-        if (useFastPath)
+        int prefix = 0;
+        if (useFastPath && ReadFastPath.TryComplete(handle, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
         {
-            int cached = ReadFastPath.TryRead(handle, buffer, fileOffset, Kind);
-            if (cached >= 0)
-            {
-                if (cached == 0 || cached == buffer.Length)
-                {
-                    return new ValueTask<int>(cached);
-                }
-                // Part of the range was cached: read the rest as System.IO would, in one operation.
-                prefix = cached;
-                buffer = buffer.Slice(cached);
-                fileOffset += cached;
-            }
+            return new ValueTask<int>(completed);
         }
 
         ThreadPoolOperation operation = Rent();

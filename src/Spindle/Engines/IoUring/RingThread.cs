@@ -22,6 +22,10 @@ internal sealed unsafe class RingThread
     private readonly ConcurrentQueue<IoUringOperation> _pending = new();                   // prepared by callers, not yet on the ring
     private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
     private readonly Queue<IoUringOperation> _retries = new();                             // need another SQE (ring thread only)
+    // Taken from a queue but not yet placed because the SQ ring was full. (ConcurrentQueue.TryPeek
+    // is avoided: it pins the queue's segment and makes every later enqueue allocate.)
+    private IoUringOperation? _carried;
+    private (IoUringOperation Operation, uint Generation)? _carriedCancel;
     private IoUringEngine _engine = null!;
     private Ring _ring = null!;
     private int _wakeFd = -1;            // eventfd that callers write to wake the thread
@@ -110,7 +114,7 @@ internal sealed unsafe class RingThread
                 {
                     Volatile.Write(ref _sleeping, 1);
                     Interlocked.MemoryBarrier();
-                    if ((_pending.IsEmpty || !HasRoom) && _cancels.IsEmpty)
+                    if (((_pending.IsEmpty && _carried is null) || !HasRoom) && _cancels.IsEmpty && _carriedCancel is null)
                     {
                         wait = true;
                     }
@@ -204,7 +208,7 @@ internal sealed unsafe class RingThread
             }
             _retries.Dequeue();
         }
-        while (HasRoom && _cancels.TryPeek(out var cancel))
+        while (HasRoom && TakeCancel(out var cancel))
         {
             IoUringOperation target = cancel.Operation;
             // Only an operation the kernel holds needs ASYNC_CANCEL; queued ones see their flag.
@@ -213,6 +217,7 @@ internal sealed unsafe class RingThread
                 IoUringSqe* sqe = _ring.TryGetSqe();
                 if (sqe == null)
                 {
+                    _carriedCancel = cancel;
                     return;
                 }
                 sqe->Opcode = IORING_OP_ASYNC_CANCEL;
@@ -221,22 +226,42 @@ internal sealed unsafe class RingThread
                 sqe->UserData = CancelTag;
                 _inFlight++;
             }
-            _cancels.TryDequeue(out _);
         }
-        while (HasRoom && _pending.TryPeek(out IoUringOperation? operation))
+        while (HasRoom && TakePending(out IoUringOperation? operation))
         {
             if (operation.CancelRequested)
             {
-                _pending.TryDequeue(out _);
                 operation.Cancel();
                 continue;
             }
             if (!TryPlace(operation))
             {
+                _carried = operation;
                 return;
             }
-            _pending.TryDequeue(out _);
         }
+    }
+
+    private bool TakeCancel(out (IoUringOperation Operation, uint Generation) cancel)
+    {
+        if (_carriedCancel is { } carried)
+        {
+            _carriedCancel = null;
+            cancel = carried;
+            return true;
+        }
+        return _cancels.TryDequeue(out cancel);
+    }
+
+    private bool TakePending([System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out IoUringOperation? operation)
+    {
+        if (_carried is not null)
+        {
+            operation = _carried;
+            _carried = null;
+            return true;
+        }
+        return _pending.TryDequeue(out operation);
     }
 
     private bool TryPlace(IoUringOperation operation)

@@ -38,7 +38,9 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
 
     private readonly IoUringEngine _engine;
-    private ManualResetValueTaskSourceCore<long> _core;     // continuations go to the thread pool, never run on the ring thread
+    private ManualResetValueTaskSourceCore<long> _core;     // completed by the CompletionDispatcher on a pool thread, never on the ring thread
+    private long _result;                                    // what the operation returns, set by the ring thread before delivery
+    private Exception? _error;                               // or how it failed
     private OperationKind _kind;
     private SafeFileHandle? _handle;                         // referenced (DangerousAddRef) while prepared
     private int _fd;
@@ -62,7 +64,8 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     {
         _engine = engine;
         Id = id;
-        _core.RunContinuationsAsynchronously = true;
+        // Continuations run inline on the pool thread of the CompletionDispatcher that delivers the result.
+        _core.RunContinuationsAsynchronously = false;
     }
 
     /// <summary>This object's slot in the engine's table.</summary>
@@ -362,7 +365,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         Complete(_prefix + _transferred, null);
     }
 
-    /// <summary>Lets go of the handle and buffers, then completes the task (never touch the object afterwards).</summary>
+    /// <summary>Lets go of the handle and buffers, then hands the result to the dispatcher (never touch the object afterwards).</summary>
     private void Complete(long result, Exception? error)
     {
         // Waits for a cancellation callback running right now, so none can run after reuse.
@@ -371,9 +374,19 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         _cancellationToken = default;
         ReleaseResources();
         State = OperationState.Idle;
+        _result = result;
+        _error = error;
+        _engine.Thread.Dispatcher.Deliver(this);
+    }
+
+    /// <summary>Completes the task, running its continuation inline (on a dispatcher pool thread).</summary>
+    internal void CompleteTask()
+    {
+        Exception? error = _error;
+        _error = null;
         if (error is null)
         {
-            _core.SetResult(result);
+            _core.SetResult(_result);
         }
         else
         {

@@ -27,6 +27,10 @@ internal sealed unsafe class RingThread
     private IoUringOperation? _carried;
     private (IoUringOperation Operation, uint Generation)? _carriedCancel;
     private IoUringEngine _engine = null!;
+
+    /// <summary>Runs the continuations of completed operations on the thread pool.</summary>
+    internal CompletionDispatcher Dispatcher { get; } = new();
+
     private Ring _ring = null!;
     private int _wakeFd = -1;            // eventfd that callers write to wake the thread
     private ulong* _wakeBuffer;          // where the standing eventfd read puts the counter

@@ -183,4 +183,12 @@ public sealed class SpindleFileOptions
             _engine = value;
         }
     }
+
+    /// <summary>
+    /// Whether asynchronous reads first try to copy already-cached pages on the caller's thread
+    /// (<c>preadv2</c> with <c>RWF_NOWAIT</c>) before going to the engine; results are the same either
+    /// way. Default: true. The AppContext switch <c>Spindle.DisableReadFastPath</c> turns it off for
+    /// the whole process.
+    /// </summary>
+    public bool ReadFastPath { get; set; } = true;
 }

@@ -117,3 +117,9 @@ internal struct StatxBuffer
     [FieldOffset(152)] public uint DioMemAlign;   // O_DIRECT buffer address alignment, 0 if unsupported
     [FieldOffset(156)] public uint DioOffsetAlign; // O_DIRECT offset and length alignment, 0 if unsupported
 }
+
+internal static unsafe partial class Libc
+{
+    [LibraryImport(Lib, EntryPoint = "eventfd", SetLastError = true)]
+    internal static partial int EventFd(uint initialValue, int flags);
+}

@@ -33,7 +33,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
     public override long Position
     {
         get => _filePosition;
-        set => _filePosition = value;
+        set => Seek(value, SeekOrigin.Begin);
     }
 
     internal override SafeFileHandle SafeFileHandle

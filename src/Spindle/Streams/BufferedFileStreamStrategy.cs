@@ -55,7 +55,10 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         get
         {
             // Whoever uses the handle directly must see the buffered writes and the stream's position.
-            Flush(flushToDisk: false);
+            if (!_strategy.IsClosed)
+            {
+                Flush(flushToDisk: false);
+            }
             return _strategy.SafeFileHandle;
         }
     }

@@ -108,7 +108,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         EnsureReadable();
         if (cancellationToken.IsCancellationRequested)
         {
-            return ValueTask.FromCanceled<int>(cancellationToken);
+            return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken));
         }
         int expected = buffer.Length;
         long offset = Interlocked.Add(ref _filePosition, expected) - expected;
@@ -157,7 +157,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         EnsureWritable();
         if (cancellationToken.IsCancellationRequested)
         {
-            return ValueTask.FromCanceled(cancellationToken);
+            return ValueTask.FromException(new OperationCanceledException(cancellationToken));
         }
         int length = buffer.Length;
         long offset = Interlocked.Add(ref _filePosition, length) - length;

@@ -50,7 +50,7 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
     {
         EnsureReadable();
         return cancellationToken.IsCancellationRequested
-            ? ValueTask.FromCanceled<int>(cancellationToken)
+            ? ValueTask.FromException<int>(new OperationCanceledException(cancellationToken))
             : _engine.ReadAsync(_fileHandle, buffer, NoOffset, cancellationToken);
     }
 
@@ -58,7 +58,7 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
     {
         EnsureWritable();
         return cancellationToken.IsCancellationRequested
-            ? ValueTask.FromCanceled(cancellationToken)
+            ? ValueTask.FromException(new OperationCanceledException(cancellationToken))
             : _engine.WriteAsync(_fileHandle, buffer, NoOffset, cancellationToken);
     }
 }

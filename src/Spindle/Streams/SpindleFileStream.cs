@@ -146,9 +146,10 @@ public class SpindleFileStream : Stream
     /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="access"/> is out of range or <paramref name="bufferSize"/> negative.</exception>
     /// <exception cref="ObjectDisposedException"><paramref name="handle"/> is closed.</exception>
+    /// <exception cref="ArgumentException"><paramref name="isAsync"/> disagrees with how the handle was opened.</exception>
     public SpindleFileStream(SafeFileHandle handle, FileAccess access, int bufferSize, bool isAsync)
     {
-        StreamValidation.ValidateHandle(handle, access, bufferSize);
+        StreamValidation.ValidateHandle(handle, access, bufferSize, isAsync);
         _strategy = StrategyFactory.ForHandle(this, handle, access, bufferSize, isAsync);
     }
 

@@ -80,4 +80,17 @@ internal static class StreamValidation
             StreamThrowHelper.ThrowFileClosed();
         }
     }
+
+    internal static void ValidateHandle(Microsoft.Win32.SafeHandles.SafeFileHandle handle, FileAccess access, int bufferSize, bool isAsync)
+    {
+        ValidateHandle(handle, access, bufferSize);
+        if (isAsync && !handle.IsAsync)
+        {
+            throw new ArgumentException("The handle was not opened for asynchronous I/O, but the stream was asked to be asynchronous.", nameof(handle));
+        }
+        if (!isAsync && handle.IsAsync)
+        {
+            throw new ArgumentException("The handle was opened for asynchronous I/O, but the stream was asked to be synchronous.", nameof(handle));
+        }
+    }
 }

@@ -97,6 +97,27 @@ internal static unsafe partial class Libc
 
     [LibraryImport(Lib, EntryPoint = "socketpair", SetLastError = true)]
     internal static partial int SocketPair(int domain, int type, int protocol, int* sv);
+
+    // fcntl with a struct flock argument (F_OFD_SETLK and friends), for byte-range locks.
+    [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
+    internal static partial int FcntlLock(int fd, int command, FileRegionLock* region);
+}
+
+/// <summary><c>struct flock</c> on 64-bit Linux: 32 bytes.</summary>
+[StructLayout(LayoutKind.Explicit, Size = 32)]
+internal struct FileRegionLock
+{
+    internal const int F_OFD_GETLK = 36;
+    internal const int F_OFD_SETLK = 37;
+    internal const short F_RDLCK = 0;
+    internal const short F_WRLCK = 1;
+    internal const short F_UNLCK = 2;
+
+    [FieldOffset(0)] public short Type;   // F_RDLCK, F_WRLCK or F_UNLCK
+    [FieldOffset(2)] public short Whence; // SEEK_SET: Start is absolute
+    [FieldOffset(8)] public long Start;   // first byte of the region
+    [FieldOffset(16)] public long Length; // 0 means "to the end of the file, however long it gets"
+    [FieldOffset(24)] public int Pid;     // must be 0 for open-file-description locks
 }
 
 /// <summary>One <c>struct iovec</c>.</summary>

@@ -237,7 +237,7 @@ public class CopyTests
     public void Copy_from_another_file_system_falls_back_and_copies_the_bytes()
     {
         using var dir = new TempDirectory(AppContext.BaseDirectory);
-        using var tmpfs = TmpfsMount.TryCreate(dir.File("tmpfs"), "16m", _output);
+        using var tmpfs = ScratchMount.TryCreate(dir.File("tmpfs"), "tmpfs", "size=16m", _output);
         if (tmpfs is null)
         {
             return;

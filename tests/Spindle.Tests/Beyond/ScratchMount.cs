@@ -3,24 +3,24 @@ using Xunit.Abstractions;
 
 namespace Spindle.Tests.Beyond;
 
-/// <summary>A real tmpfs mounted for one test and unmounted on dispose; null where mounting is refused.</summary>
-internal sealed class TmpfsMount : IDisposable
+/// <summary>A real tmpfs or ramfs mounted for one test and unmounted on dispose; null where mounting is refused.</summary>
+internal sealed class ScratchMount : IDisposable
 {
-    private TmpfsMount(string path) => Path = path;
+    private ScratchMount(string path) => Path = path;
 
     public string Path { get; }
 
-    public static TmpfsMount? TryCreate(string path, string size, ITestOutputHelper output)
+    public static ScratchMount? TryCreate(string path, string type, string options, ITestOutputHelper output)
     {
         Directory.CreateDirectory(path);
-        (int code, string error) = Run("mount", $"-t tmpfs -o size={size} tmpfs {path}");
+        (int code, string error) = Run("mount", $"-t {type} {(options.Length > 0 ? "-o " + options : "")} {type} {path}");
         if (code != 0)
         {
-            output.WriteLine($"SKIPPED: cannot mount tmpfs at {path} (exit {code}): {error}");
+            output.WriteLine($"SKIPPED: cannot mount {type} at {path} (exit {code}): {error}");
             Directory.Delete(path);
             return null;
         }
-        return new TmpfsMount(path);
+        return new ScratchMount(path);
     }
 
     public void Dispose()

@@ -22,7 +22,7 @@ internal static unsafe class ExtentCopier
     internal static void Copy(int inFd, int outFd, long length, string source, string destination,
         IProgress<long>? progress, CancellationToken cancellationToken)
     {
-        var state = new CopyState(inFd, outFd, source, destination, progress, cancellationToken);
+        var state = new CopyState(inFd, outFd, outDelta: 0, source, destination, progress, cancellationToken);
         try
         {
             if (length == 0)
@@ -35,6 +35,27 @@ internal static unsafe class ExtentCopier
                 CopyExtents(ref state, length);
             }
             SetLength(outFd, state.End, destination);
+        }
+        finally
+        {
+            state.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// Copies <paramref name="count"/> bytes from one offset of one file to an offset of another (holes
+    /// included, since the destination range may hold data); returns how many bytes were copied, fewer
+    /// when the source ends first. The destination's length is not changed beyond what is written.
+    /// </summary>
+    internal static long CopyBytes(int inFd, long inOffset, int outFd, long outOffset, long count, string? source, string? destination,
+        CancellationToken cancellationToken)
+    {
+        var state = new CopyState(inFd, outFd, outOffset - inOffset, source, destination, progress: null, cancellationToken);
+        try
+        {
+            state.Advance(inOffset);
+            state.CopyRange(inOffset, inOffset + count);
+            return state.End - inOffset;
         }
         finally
         {
@@ -75,7 +96,7 @@ internal static unsafe class ExtentCopier
         }
     }
 
-    private static void Preallocate(int outFd, long offset, long count, string destination)
+    private static void Preallocate(int outFd, long offset, long count, string? destination)
     {
         if (count <= 0 || Libc.FAllocate(outFd, LinuxConstants.FALLOC_FL_KEEP_SIZE, offset, count) == 0)
         {
@@ -106,17 +127,20 @@ internal static unsafe class ExtentCopier
     {
         internal readonly int InFd;
         internal readonly int OutFd;
-        internal readonly string Destination;
-        private readonly string _source;
+        internal readonly string? Destination;
+        private readonly long _outDelta;   // destination offset minus source offset
+        private readonly string? _source;
         private readonly IProgress<long>? _progress;
         private readonly CancellationToken _cancellationToken;
         private bool _kernelRefused; // copy_file_range failed once; the buffer loop does the rest
         private byte* _buffer;       // the fallback buffer, allocated on first use
 
-        internal CopyState(int inFd, int outFd, string source, string destination, IProgress<long>? progress, CancellationToken cancellationToken)
+        internal CopyState(int inFd, int outFd, long outDelta, string? source, string? destination, IProgress<long>? progress,
+            CancellationToken cancellationToken)
         {
             InFd = inFd;
             OutFd = outFd;
+            _outDelta = outDelta;
             _source = source;
             Destination = destination;
             _progress = progress;
@@ -143,7 +167,7 @@ internal static unsafe class ExtentCopier
             {
                 _cancellationToken.ThrowIfCancellationRequested();
                 long inOffset = offset;
-                long outOffset = offset;
+                long outOffset = offset + _outDelta;
                 nint copied = Libc.CopyFileRange(InFd, &inOffset, OutFd, &outOffset, (nuint)Math.Min(end - offset, KernelChunk), 0);
                 if (copied > 0)
                 {
@@ -197,7 +221,7 @@ internal static unsafe class ExtentCopier
                     return false;
                 }
                 SpindleMetrics.Operation(IoEngine.Sync, read);
-                WriteAll(_buffer, read, offset);
+                WriteAll(_buffer, read, offset + _outDelta);
                 offset += read;
                 Advance(offset);
             }

@@ -254,6 +254,30 @@ public class CopyTests
         Assert.Equal(data, File.ReadAllBytes(Path.Combine(tmpfs.Path, "back")));
     }
 
+    [Fact]
+    public void CopyBytes_copies_a_range_between_different_offsets_and_stops_at_the_end_of_the_source()
+    {
+        using var dir = new TempDirectory();
+        byte[] source = RandomBytes(200_000, 21);
+        byte[] target = RandomBytes(150_000, 22);
+        File.WriteAllBytes(dir.File("s"), source);
+        File.WriteAllBytes(dir.File("t"), target);
+        using (var input = File.OpenHandle(dir.File("s")))
+        using (var output = File.OpenHandle(dir.File("t"), FileMode.Open, FileAccess.ReadWrite))
+        {
+            int inFd = (int)input.DangerousGetHandle();
+            int outFd = (int)output.DangerousGetHandle();
+            Assert.Equal(50_000, Spindle.Copy.ExtentCopier.CopyBytes(inFd, 1000, outFd, 70_000, 50_000, null, null, CancellationToken.None));
+            // Asking for more than the source has copies what there is.
+            Assert.Equal(10_000, Spindle.Copy.ExtentCopier.CopyBytes(inFd, 190_000, outFd, 145_000, 99_999, null, null, CancellationToken.None));
+        }
+        byte[] expected = target.ToArray();
+        Array.Resize(ref expected, 155_000);
+        Array.Copy(source, 1000, expected, 70_000, 50_000);
+        Array.Copy(source, 190_000, expected, 145_000, 10_000);
+        Assert.Equal(expected, File.ReadAllBytes(dir.File("t")));
+    }
+
     internal static unsafe long AllocatedBytes(string path)
     {
         StatxBuffer status;

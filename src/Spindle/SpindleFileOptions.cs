@@ -196,7 +196,8 @@ public sealed class SpindleFileOptions
 
     /// <summary>
     /// Atomic append: the file is opened with <c>O_APPEND</c>, so every write lands at the end of the file as
-    /// one atomic step, even with several writers in several processes. Requires write access. Default: false.
+    /// one atomic step, even with several writers in several processes. Requires write access and cannot be
+    /// combined with <see cref="DirectIO"/> (opening throws <see cref="ArgumentException"/>). Default: false.
     /// </summary>
     /// <remarks>
     /// <para>With a handle, <see cref="SpindleRandomAccess"/> writes ignore their file offset (as <c>pwrite</c>

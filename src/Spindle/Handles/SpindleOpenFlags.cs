@@ -18,7 +18,7 @@ internal static class SpindleOpenFlags
     internal static int For(FileOptions options) => (options & SpindleFileOptions.NoBuffering) != 0 ? OpenFlags.O_DIRECT : 0;
 
     /// <summary>Flags for a handle opened from <see cref="SpindleFileOptions"/>.</summary>
-    /// <exception cref="ArgumentException">Atomic append without write access.</exception>
+    /// <exception cref="ArgumentException">Atomic append without write access, or with direct I/O.</exception>
     internal static int For(SpindleFileOptions options)
     {
         int flags = For(options.Options);
@@ -35,6 +35,11 @@ internal static class SpindleOpenFlags
             if ((options.Access & FileAccess.Write) == 0)
             {
                 throw new ArgumentException("AtomicAppend requires write access.", nameof(options));
+            }
+            if ((flags & OpenFlags.O_DIRECT) != 0)
+            {
+                // A stream over O_DIRECT rewrites whole blocks in place, which O_APPEND would turn into appends.
+                throw new ArgumentException("AtomicAppend cannot be combined with DirectIO or FILE_FLAG_NO_BUFFERING.", nameof(options));
             }
             flags |= OpenFlags.O_APPEND;
         }

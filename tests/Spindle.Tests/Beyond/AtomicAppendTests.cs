@@ -50,13 +50,17 @@ public class AtomicAppendTests
     }
 
     [Fact]
-    public void AtomicAppend_without_write_access_is_rejected_before_opening()
+    public void AtomicAppend_without_write_access_or_with_direct_IO_is_rejected_before_opening()
     {
         using var dir = new TempDirectory();
         File.WriteAllText(dir.File("f"), "x");
         var options = new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, AtomicAppend = true };
         ArgumentException e = Assert.Throws<ArgumentException>(() => SpindleFile.OpenHandle(dir.File("f"), options));
         Assert.Contains("AtomicAppend", e.Message);
+
+        options = new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Write, AtomicAppend = true, DirectIO = true };
+        Assert.Throws<ArgumentException>(() => SpindleFile.OpenHandle(dir.File("f"), options));
+        Assert.Equal("x", File.ReadAllText(dir.File("f")));
     }
 
     [Fact]

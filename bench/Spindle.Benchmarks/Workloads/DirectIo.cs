@@ -14,14 +14,20 @@ public static class DirectIo
     public const int Alignment = 4096;
 
     /// <summary>Opens an existing file with O_DIRECT for reading and writing.</summary>
-    /// <exception cref="IOException">The file system refuses O_DIRECT, or the open fails.</exception>
+    /// <exception cref="NotSupportedException">The file system does not support O_DIRECT (EINVAL, e.g. tmpfs).</exception>
+    /// <exception cref="IOException">The open fails for another reason.</exception>
     public static SafeFileHandle OpenHandle(string path)
     {
         int fd = Libc.Open(path, OpenFlags.O_RDWR | OpenFlags.O_CLOEXEC | OpenFlags.O_DIRECT, 0);
         if (fd < 0)
         {
             int errno = Marshal.GetLastPInvokeError();
-            throw new IOException($"cannot open {path} with O_DIRECT (errno {errno}); the file system may not support direct I/O");
+            const int EINVAL = 22;
+            if (errno == EINVAL)
+            {
+                throw new NotSupportedException($"no O_DIRECT on the file system of {Path.GetDirectoryName(path)}");
+            }
+            throw new IOException($"cannot open {path} with O_DIRECT (errno {errno})");
         }
         return new SafeFileHandle(fd, ownsHandle: true);
     }

@@ -26,7 +26,7 @@ public sealed class BenchCommand : ICommand
 
           --quick           shrink the large files and the rounds: about a minute in all
           --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
-                            several patterns separated by commas
+                            several patterns separated by |
           --dir PATH        where the benchmark files go (default: the current directory); O_DIRECT
                             rows are skipped on file systems without direct I/O (tmpfs)
           --out PATH        where the reports go (default: the current directory)
@@ -68,8 +68,9 @@ public sealed class BenchCommand : ICommand
         string directory = Directories.Writable(line.Value("--dir", "."), "--dir");
         string output = Directories.Writable(line.Value("--out", "."), "--out");
         string? fio = line.Has("--no-fio") ? null : FioRunner.Locate();
+        string noFio = line.Has("--no-fio") ? "n/a (--no-fio)" : FioRunner.NotInstalled;
 
-        BenchReport report = RunAsync(rows, settings, directory, fio, quick, console).GetAwaiter().GetResult();
+        BenchReport report = RunAsync(rows, settings, directory, fio, noFio, quick, console).GetAwaiter().GetResult();
 
         console.Out.Write(BenchTable.Build(report.Rows).ToConsole());
         string markdown = Path.Combine(output, "bench-report.md");
@@ -77,7 +78,7 @@ public sealed class BenchCommand : ICommand
         string svg = Path.Combine(output, "bench-report.svg");
         File.WriteAllText(markdown, BenchMarkdown.Write(report, "bench-report.svg"));
         File.WriteAllText(json, BenchJson.Write(report));
-        RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}").Save(svg);
+        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}"), svg);
         int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
         console.Out.WriteLine();
         console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} SPEC §6 target checks not met (see the report)");
@@ -85,7 +86,7 @@ public sealed class BenchCommand : ICommand
         return 0;
     }
 
-    private static async Task<BenchReport> RunAsync(List<Workload> rows, HarnessSettings settings, string directory, string? fio, bool quick, ToolConsole console)
+    private static async Task<BenchReport> RunAsync(List<Workload> rows, HarnessSettings settings, string directory, string? fio, string noFio, bool quick, ToolConsole console)
     {
         var started = DateTimeOffset.UtcNow;
         var clock = Stopwatch.StartNew();
@@ -97,7 +98,7 @@ public sealed class BenchCommand : ICommand
             for (int i = 0; i < rows.Count; i++)
             {
                 progress.Report(i, rows.Count, $"row {i + 1} of {rows.Count}: {rows[i].Name}");
-                results.Add(await RunRowAsync(rows[i], files, settings, fio, console.Cancellation).ConfigureAwait(false));
+                results.Add(await RunRowAsync(rows[i], files, settings, fio, noFio, console.Cancellation).ConfigureAwait(false));
             }
         }
         finally
@@ -121,7 +122,7 @@ public sealed class BenchCommand : ICommand
         };
     }
 
-    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, string? fio, CancellationToken cancellation)
+    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, string? fio, string noFio, CancellationToken cancellation)
     {
         try
         {
@@ -138,7 +139,7 @@ public sealed class BenchCommand : ICommand
         {
             if (fio is null)
             {
-                fioNote = FioRunner.NotInstalled;
+                fioNote = noFio;
             }
             else
             {

@@ -4,7 +4,7 @@ namespace Spindle.Tool.Bench;
 
 /// <summary>
 /// <c>--filter</c>: a case-insensitive substring of the row name, or a glob with <c>*</c> and <c>?</c>
-/// matched against the whole name. Several patterns separated by commas match any of them.
+/// matched against the whole name. Several patterns separated by | match any of them (row names contain commas).
 /// </summary>
 public sealed class RowFilter
 {
@@ -13,7 +13,7 @@ public sealed class RowFilter
     /// <summary>Builds the filter; null or empty matches every row.</summary>
     public RowFilter(string? pattern)
     {
-        _matchers = (pattern ?? "").Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
+        _matchers = (pattern ?? "").Split('|', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
             .Select(Matcher).ToArray();
     }
 

@@ -105,7 +105,7 @@ public sealed class TuneCommand : ICommand
             console.Out.WriteLine($"skipped: {skipped}");
         }
         string heatMap = Path.Combine(output, "tune-heatmap.svg");
-        HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}").Save(heatMap);
+        SvgFile.Save(HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}"), heatMap);
         console.Out.WriteLine($"wrote {heatMap}");
         return 0;
     }

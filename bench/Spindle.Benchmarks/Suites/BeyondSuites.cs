@@ -29,3 +29,12 @@ public class SequentialDirect1M : AsyncWorkloadSuite
     /// <inheritdoc />
     protected override Workload CreateRow() => new SequentialDirect(Direction, MatrixScale.Full.SequentialBytes, Units.MiB, 8);
 }
+
+#if SPINDLE_COPY
+/// <summary>A 1 GiB file copied by <see cref="File.Copy(string, string, bool)"/> and by <c>SpindleFile.Copy</c>.</summary>
+public class FileCopy1G : WorkloadSuite
+{
+    /// <inheritdoc />
+    protected override Workload CreateRow() => new FileCopy(Units.GiB);
+}
+#endif

@@ -83,6 +83,9 @@ public static class Matrix
         }
         yield return new SequentialDirect(Direction.Read, scale.SequentialBytes, Units.MiB, 8);
         yield return new SequentialDirect(Direction.Write, scale.SequentialBytes, Units.MiB, 8);
+#if SPINDLE_COPY
+        yield return new FileCopy(scale.HugeFile);
+#endif
     }
 
 #if SPINDLE_STREAM

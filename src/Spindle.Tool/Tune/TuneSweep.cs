@@ -64,7 +64,7 @@ public sealed class TuneSweep(TuneGrid grid, string path)
                 capped = wasCapped;
             }
         }
-        catch (ArgumentException e) when (option.Direct)
+        catch (Exception e) when (option.Direct && e is ArgumentException or IOException)
         {
             Skipped.Add($"{direction} buffer {Units.Bytes(buffer)} block {Units.Bytes(block)} {option.Name}: {e.Message}");
             return null;

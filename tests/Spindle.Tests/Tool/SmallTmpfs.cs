@@ -10,8 +10,8 @@ internal sealed class SmallTmpfs : IDisposable
     private SmallTmpfs(string path) => _path = path;
 
     /// <summary>Mounts a tmpfs of <paramref name="size"/> on <paramref name="path"/>, or returns null when mounting is refused.</summary>
-    public static SmallTmpfs? TryMount(string path, string size) =>
-        Exec("mount", "-t", "tmpfs", "-o", $"size={size}", "tmpfs", path) ? new SmallTmpfs(path) : null;
+    public static SmallTmpfs? TryMount(string path, string size, bool readOnly = false) =>
+        Exec("mount", "-t", "tmpfs", "-o", $"size={size}{(readOnly ? ",ro" : "")}", "tmpfs", path) ? new SmallTmpfs(path) : null;
 
     public void Dispose() => Exec("umount", _path);
 

@@ -73,9 +73,9 @@ internal sealed class RandomFaultPlan(int seed, int interruptPercent, int shortP
             return SyscallFault.Interrupt;
         }
         roll -= interruptPercent;
-        if (roll < shortPercent && (shortReads || kind is SyscallKind.Write or SyscallKind.WriteVector))
+        if (roll < shortPercent)
         {
-            return SyscallFault.ShortTransfer;
+            return shortReads || kind is SyscallKind.Write or SyscallKind.WriteVector ? SyscallFault.ShortTransfer : SyscallFault.None;
         }
         roll -= shortPercent;
         return roll < errorPercent ? SyscallFault.IoError : SyscallFault.None;

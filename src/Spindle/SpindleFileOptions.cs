@@ -150,10 +150,19 @@ public sealed class SpindleFileOptions
     /// The permissions of a newly created file (the process umask still applies), or null for
     /// <c>0666 &amp; ~umask</c>. Only valid with a <see cref="Mode"/> that can create a file.
     /// </summary>
+    /// <exception cref="ArgumentException">The value has bits beyond the twelve permission bits.</exception>
     public UnixFileMode? UnixCreateMode
     {
         get => _unixCreateMode;
-        set => _unixCreateMode = value;
+        set
+        {
+            // FileStreamOptions rejects these in its setter too.
+            if (value is { } mode && (mode & ~AllPermissions) != 0)
+            {
+                throw new ArgumentException("Invalid UnixCreateMode value.", nameof(UnixCreateMode));
+            }
+            _unixCreateMode = value;
+        }
     }
 
     /// <summary>The engine for asynchronous operations on this file. Default: <see cref="IoEngine.Auto"/>.</summary>

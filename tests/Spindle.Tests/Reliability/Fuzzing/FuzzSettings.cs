@@ -33,6 +33,13 @@ public sealed class FuzzTotals
 
     public long Comparisons => Interlocked.Read(ref _comparisons);
 
+    private long _exceptions;
+
+    /// <summary>Steps where System.IO threw (or failed the task), so that the exception types were compared.</summary>
+    public long Exceptions => Interlocked.Read(ref _exceptions);
+
+    public void AddException() => Interlocked.Increment(ref _exceptions);
+
     public void AddProgram() => Interlocked.Increment(ref _programs);
 
     public void AddOperation(int sides) 

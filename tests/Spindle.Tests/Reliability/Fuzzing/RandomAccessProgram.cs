@@ -295,6 +295,10 @@ public sealed class RandomAccessProgram
     {
         _log.Add(description);
         string expected = await Outcome(() => operation(_sides[0]));
+        if (expected.StartsWith("throws", StringComparison.Ordinal) || expected.StartsWith("fails", StringComparison.Ordinal))
+        {
+            _totals.AddException();
+        }
         for (int i = 1; i < _sides.Length; i++)
         {
             string actual = await Outcome(() => operation(_sides[i]));

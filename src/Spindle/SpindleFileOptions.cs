@@ -156,10 +156,10 @@ public sealed class SpindleFileOptions
         get => _unixCreateMode;
         set
         {
-            // FileStreamOptions rejects these in its setter too.
-            if (value is { } mode && (mode & ~AllPermissions) != 0)
+            if (value.HasValue && (value.Value & ~AllPermissions) != 0)
             {
-                throw new ArgumentException("Invalid UnixCreateMode value.", nameof(UnixCreateMode));
+                // The parameter name is System.IO's.
+                throw new ArgumentException("Invalid UnixFileMode value.", nameof(UnixFileMode));
             }
             _unixCreateMode = value;
         }

@@ -15,6 +15,9 @@ public static partial class BadInputTable
 
     private static readonly Row Nothing = _ => [];
 
+    // Reported to the owner of SpindleFileOptions.cs (branch open): FileStreamOptions names the parameter "UnixCreateMode".
+    private const string UnixCreateModeParamName = "SpindleFileOptions.UnixCreateMode's setter throws ArgumentException with ParamName \"UnixFileMode\"; System.IO says \"UnixCreateMode\"";
+
     public static readonly Dictionary<string, Row> Rows = new()
     {
         ["IoEngine (enum)"] = Nothing,
@@ -38,7 +41,7 @@ public static partial class BadInputTable
                 () => new FileStream(c.SystemPath, new FileStreamOptions { Mode = FileMode.Open, Access = FileAccess.ReadWrite, UnixCreateMode = UnixFileMode.UserRead })),
             Throws<ArgumentException>("UnixCreateMode beyond the permission bits",
                 () => SpindleFile.OpenHandle(c.Missing, new SpindleFileOptions { Mode = FileMode.CreateNew, Access = FileAccess.ReadWrite, UnixCreateMode = (UnixFileMode)0x1000 }),
-                () => new FileStream(c.Missing, new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.ReadWrite, UnixCreateMode = (UnixFileMode)0x1000 })),
+                () => new FileStream(c.Missing, new FileStreamOptions { Mode = FileMode.CreateNew, Access = FileAccess.ReadWrite, UnixCreateMode = (UnixFileMode)0x1000 })) with { KnownBug = UnixCreateModeParamName },
         ],
 
         // ---- SpindleFileOptions: the setters validate as FileStreamOptions' do ----
@@ -82,10 +85,10 @@ public static partial class BadInputTable
             Throws<ArgumentOutOfRangeException>("-1", () => new SpindleFileOptions().BufferSize = -1, () => new FileStreamOptions().BufferSize = -1),
         ],
         ["SpindleFileOptions.get_UnixCreateMode()"] = Nothing,
-        // Like FileStreamOptions, the setter accepts any value; opening rejects a bad one (see OpenHandle's row).
+        // FileStreamOptions rejects bits beyond the permissions in the setter.
         ["SpindleFileOptions.set_UnixCreateMode(Nullable<UnixFileMode>)"] = c =>
         [
-            SameAsSystemIo("0x1000", () => new SpindleFileOptions().UnixCreateMode = (UnixFileMode)0x1000, () => new FileStreamOptions().UnixCreateMode = (UnixFileMode)0x1000),
+            SameAsSystemIo("0x1000", () => new SpindleFileOptions().UnixCreateMode = (UnixFileMode)0x1000, () => new FileStreamOptions().UnixCreateMode = (UnixFileMode)0x1000) with { KnownBug = UnixCreateModeParamName },
         ],
         ["SpindleFileOptions.get_Engine()"] = Nothing,
         ["SpindleFileOptions.set_Engine(IoEngine)"] = c =>

@@ -1,3 +1,4 @@
+using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 using static Spindle.Tests.Reliability.BadInput.BadInputCase;
 using SysRandomAccess = System.IO.RandomAccess;
@@ -9,6 +10,7 @@ namespace Spindle.Tests.Reliability.BadInput;
 /// each listing the bad inputs that member must reject. A member with nothing to misuse (a getter, a
 /// parameterless constructor) has a row with no cases, so that a new member cannot slip in unlisted.
 /// </summary>
+[SupportedOSPlatform("linux")]
 public static partial class BadInputTable
 {
     public delegate IEnumerable<BadInputCase> Row(BadInputContext c);

@@ -1,3 +1,4 @@
+using System.Runtime.Versioning;
 using Xunit.Abstractions;
 
 namespace Spindle.Tests.Reliability.BadInput;
@@ -6,6 +7,7 @@ namespace Spindle.Tests.Reliability.BadInput;
 /// Every public member of Spindle, tried with bad inputs: each gives the documented exception (the same
 /// type as System.IO where System.IO has the member) and leaves the file's bytes unchanged.
 /// </summary>
+[SupportedOSPlatform("linux")]
 public class BadInputTests(ITestOutputHelper output)
 {
     [Fact]

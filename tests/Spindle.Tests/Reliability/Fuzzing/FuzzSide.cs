@@ -26,20 +26,44 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
 
     public SafeFileHandle? Handle { get; private set; }
 
+    /// <summary>The stream under test, for stream programs.</summary>
+    public Stream? Stream { get; private set; }
+
+    /// <summary>A stream program opened its stream; <paramref name="fd"/> is the descriptor to arm, when known.</summary>
+    internal void Opened(Stream stream, int fd, FaultPlan? faults)
+    {
+        Stream = stream;
+        OpenChecker();
+        _faults = faults is null || fd < 0 ? null : SyscallFaults.Arm(fd, faults);
+    }
+
     internal void Opened(SafeFileHandle handle, FaultPlan? faults)
     {
         Handle = handle;
+        OpenChecker();
+        _faults = faults is null ? null : SyscallFaults.Arm((int)handle.DangerousGetHandle(), faults);
+    }
+
+    private void OpenChecker()
+    {
         int fd = Libc.Open(Path, OpenFlags.O_RDONLY | OpenFlags.O_CLOEXEC, 0);
         _checker = fd >= 0 ? new SafeFileHandle(fd, ownsHandle: true) : null;
-        _faults = faults is null ? null : SyscallFaults.Arm((int)handle.DangerousGetHandle(), faults);
     }
 
     /// <summary>Closes the handle under test (disarming its faults first, so a reused descriptor number is never armed).</summary>
     public void CloseHandle()
     {
-        _faults?.Dispose();
-        _faults = null;
-        Handle?.Dispose();
+        // A stream flushes on dispose: that last write still runs with the faults armed.
+        try
+        {
+            Stream?.Dispose();
+        }
+        finally
+        {
+            _faults?.Dispose();
+            _faults = null;
+            Handle?.Dispose();
+        }
     }
 
     /// <summary>The file's bytes as the disk has them now (empty when it does not exist), without allocating per call.</summary>
@@ -71,8 +95,16 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
     /// <summary>Ends the program: closes both descriptors; the file stays for the next program to reset.</summary>
     public void EndProgram()
     {
-        CloseHandle();
+        try
+        {
+            CloseHandle();
+        }
+        catch (IOException)
+        {
+            // A stream whose final flush fails (e.g. a write at an impossible position) is closed anyway.
+        }
         Handle = null;
+        Stream = null;
         _checker?.Dispose();
         _checker = null;
     }

@@ -44,6 +44,13 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
         _faults = faults is null ? null : SyscallFaults.Arm((int)handle.DangerousGetHandle(), faults);
     }
 
+    /// <summary>Stops injecting faults (after the stream under test was disposed by the program itself).</summary>
+    internal void Disarm()
+    {
+        _faults?.Dispose();
+        _faults = null;
+    }
+
     private void OpenChecker()
     {
         int fd = Libc.Open(Path, OpenFlags.O_RDONLY | OpenFlags.O_CLOEXEC, 0);

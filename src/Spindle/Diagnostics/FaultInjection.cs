@@ -107,6 +107,55 @@ internal static unsafe class SyscallFaults
     /// <summary>Error results (EIO, ENOSPC, refused ring setup) injected since the process started.</summary>
     internal static long Errors => Interlocked.Read(ref s_errors);
 
+    /// <summary>Whether <c>io_uring_setup</c> is made to fail with EPERM, as under <c>kernel.io_uring_disabled=2</c> or seccomp.</summary>
+    internal static bool RingSetupRefused { get; private set; }
+
+    /// <summary>Makes every later <c>io_uring_setup</c> in this process fail (for a child process: the engine is chosen once).</summary>
+    internal static void RefuseRingSetup()
+    {
+        RingSetupRefused = true;
+        Interlocked.Increment(ref s_errors);
+        Enabled = true;
+    }
+
+    /// <summary>Whether faults are armed on the handle's descriptor (the read fast path then steps aside so that reads meet the seam).</summary>
+    internal static bool IsArmed(Microsoft.Win32.SafeHandles.SafeFileHandle handle) => s_plans.ContainsKey((int)handle.DangerousGetHandle());
+
+    /// <summary>
+    /// io_uring: consulted when an SQE for <paramref name="fd"/> has been filled. Returns the errno the operation's
+    /// completion must carry (the SQE becomes a NOP, so the kernel does nothing) or 0; a short transfer halves the
+    /// SQE's length (bytes for READ/WRITE, iovecs for READV/WRITEV).
+    /// </summary>
+    internal static int RingSubmission(int fd, IoUringSqe* sqe)
+    {
+        SyscallKind kind = sqe->Opcode switch
+        {
+            IoUringConstants.IORING_OP_READ => SyscallKind.Read,
+            IoUringConstants.IORING_OP_WRITE => SyscallKind.Write,
+            IoUringConstants.IORING_OP_READV => SyscallKind.ReadVector,
+            IoUringConstants.IORING_OP_WRITEV => SyscallKind.WriteVector,
+            _ => SyscallKind.RingSubmit,
+        };
+        if (kind == SyscallKind.RingSubmit)
+        {
+            return 0; // fsync and the like: the synchronous path injects nothing there either
+        }
+        SyscallFault fault = Decide(fd, kind);
+        if (ErrnoOf(fault) is int errno and not 0)
+        {
+            sqe->Opcode = RingNop;
+            return errno;
+        }
+        if (fault == SyscallFault.ShortTransfer && Plausible((long)sqe->Offset))
+        {
+            sqe->Length = kind is SyscallKind.Read or SyscallKind.Write ? (uint)Shorten(sqe->Length) : Math.Max(1, sqe->Length / 2);
+        }
+        return 0;
+    }
+
+    // IORING_OP_NOP: completes with 0 without touching the file.
+    private const byte RingNop = 0;
+
     /// <summary>Injects <paramref name="plan"/>'s faults into every call on <paramref name="fd"/> until the scope is disposed.</summary>
     internal static IDisposable Arm(int fd, FaultPlan plan)
     {
@@ -158,7 +207,7 @@ internal static unsafe class SyscallFaults
         {
             return Fail(errno);
         }
-        count = fault == SyscallFault.ShortTransfer ? Shorten(count) : count;
+        count = fault == SyscallFault.ShortTransfer && Plausible(offset) ? Shorten(count) : count;
         return offset >= 0 ? Libc.PRead(fd, buffer, count, offset) : Libc.Read(fd, buffer, count);
     }
 
@@ -170,7 +219,7 @@ internal static unsafe class SyscallFaults
         {
             return Fail(errno);
         }
-        count = fault == SyscallFault.ShortTransfer ? Shorten(count) : count;
+        count = fault == SyscallFault.ShortTransfer && Plausible(offset) ? Shorten(count) : count;
         return offset >= 0 ? Libc.PWrite(fd, buffer, count, offset) : Libc.Write(fd, buffer, count);
     }
 
@@ -183,7 +232,7 @@ internal static unsafe class SyscallFaults
             return Fail(errno);
         }
         IoVector* cut = stackalloc IoVector[count];
-        if (fault == SyscallFault.ShortTransfer)
+        if (fault == SyscallFault.ShortTransfer && Plausible(offset))
         {
             count = CutVectors(vectors, count, cut);
             vectors = cut;
@@ -202,6 +251,10 @@ internal static unsafe class SyscallFaults
         Marshal.SetLastPInvokeError(errno);
         return -1;
     }
+
+    // The kernel shortens only transfers it accepts; near the largest offsets a shorter request could turn the
+    // kernel's EINVAL (offset + length overflows) into a different error, so the seam leaves those alone.
+    private static bool Plausible(long offset) => offset < 1L << 40;
 
     private static nuint Shorten(nuint count) => count > 1 ? count / 2 : count;
 

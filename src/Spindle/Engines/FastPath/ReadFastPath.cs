@@ -32,7 +32,7 @@ internal static unsafe class ReadFastPath
     /// </summary>
     internal static int TryRead(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
-        if (fileOffset < 0 || buffer.IsEmpty)
+        if (fileOffset < 0 || buffer.IsEmpty || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle))
         {
             return -1;
         }

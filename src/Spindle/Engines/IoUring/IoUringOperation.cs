@@ -44,6 +44,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private OperationKind _kind;
     private SafeFileHandle? _handle;                         // referenced (DangerousAddRef) while prepared
     private int _fd;
+    private int _injectedErrno;                              // test seam (SyscallFaults): the errno the next completion carries
     private MemoryHandle _pin;                               // the single buffer of Read/Write
     private MemoryHandle[] _pins = [];                       // the buffers of ReadVectors/WriteVectors, _pins[0.._vectorCount)
     private IoVector* _vectors;                              // native iovecs, reused across operations
@@ -209,6 +210,10 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
                 sqe->Offset = 0;
                 break;
         }
+        if (SyscallFaults.Enabled)
+        {
+            _injectedErrno = SyscallFaults.RingSubmission(_fd, sqe);
+        }
     }
 
     /// <summary>
@@ -217,6 +222,10 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     /// </summary>
     internal bool OnCompletion(int result)
     {
+        if (_injectedErrno != 0)
+        {
+            (result, _injectedErrno) = (-_injectedErrno, 0);
+        }
         try
         {
             if (result < 0)

@@ -1,3 +1,4 @@
+using Spindle.Diagnostics;
 using Spindle.Interop;
 using static Spindle.Interop.IoUringConstants;
 
@@ -91,6 +92,11 @@ internal sealed unsafe class Ring
         errno = Errno.ENOSYS;
         if (!IoUringSyscalls.Supported)
         {
+            return null;
+        }
+        if (SyscallFaults.Enabled && SyscallFaults.RingSetupRefused)
+        {
+            errno = Errno.EPERM; // test seam: a kernel that forbids io_uring
             return null;
         }
         foreach (uint flags in s_flagSets)

@@ -13,6 +13,7 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
 {
     private SafeFileHandle? _checker;
     private IDisposable? _faults;
+    private IDisposable? _owner;
     private byte[] _disk = new byte[128 * 1024];
 
     public string Path { get; } = path;
@@ -44,6 +45,9 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
         _faults = faults is null ? null : SyscallFaults.Arm((int)handle.DangerousGetHandle(), faults);
     }
 
+    /// <summary>Something that owns the handle under test (System.IO's FileStream for the options route), disposed with it.</summary>
+    internal void KeepAlive(IDisposable owner) => _owner = owner;
+
     /// <summary>Stops injecting faults (after the stream under test was disposed by the program itself).</summary>
     internal void Disarm()
     {
@@ -70,6 +74,8 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
             _faults?.Dispose();
             _faults = null;
             Handle?.Dispose();
+            _owner?.Dispose();
+            _owner = null;
         }
     }
 

@@ -79,9 +79,11 @@ public sealed class RandomAccessProgram : DifferentialProgram
             SafeFileHandle handle;
             if (side.IsReference && viaOptions)
             {
-                // The options object validates its setters as FileStreamOptions does.
-                var o = new FileStreamOptions { Mode = mode, Access = access, Share = share, Options = options, PreallocationSize = preallocation };
-                handle = File.OpenHandle(side.Path, o.Mode, o.Access, o.Share, o.Options, o.PreallocationSize);
+                // System.IO has no OpenHandle(path, options): its counterpart is FileStream(path, FileStreamOptions),
+                // which validates the options (and names them) as SpindleFile.OpenHandle(path, options) does.
+                var stream = new FileStream(side.Path, new FileStreamOptions { Mode = mode, Access = access, Share = share, Options = options, PreallocationSize = preallocation });
+                handle = stream.SafeFileHandle;
+                side.KeepAlive(stream);
             }
             else if (side.IsReference)
             {

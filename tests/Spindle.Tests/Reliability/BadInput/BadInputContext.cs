@@ -27,6 +27,9 @@ public sealed unsafe class BadInputContext : IDisposable
         Spindle = new Handles(this, SpindlePath, (path, access) => SpindleFile.OpenHandle(path, FileMode.Open, access, FileShare.ReadWrite));
         System = new Handles(this, SystemPath, (path, access) => File.OpenHandle(path, FileMode.Open, access, FileShare.ReadWrite));
 
+        Direct = Own(SpindleFile.OpenHandle(SpindlePath, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.ReadWrite, Share = FileShare.ReadWrite, DirectIO = true }));
+        Aligned = Own(AlignedMemoryPool.Shared.Rent(8192));
+
         int* pair = stackalloc int[2];
         Assert.Equal(0, Libc.SocketPair(1 /* AF_UNIX */, 1 /* SOCK_STREAM */ | 0x80000 /* SOCK_CLOEXEC */, 0, pair));
         Socket = Own(new SafeFileHandle(pair[0], ownsHandle: true));
@@ -44,6 +47,17 @@ public sealed unsafe class BadInputContext : IDisposable
     public Handles Spindle { get; }
 
     public Handles System { get; }
+
+    /// <summary>An O_DIRECT read-write handle on Spindle's file.</summary>
+    public SafeFileHandle Direct { get; }
+
+    /// <summary>An 8 KiB buffer aligned for direct I/O (slice it to misalign it).</summary>
+    public System.Buffers.IMemoryOwner<byte> Aligned { get; }
+
+    /// <summary>Opens a stream on Spindle's file (or System.IO's), shared so that the context's handles do not conflict.</summary>
+    public Stream OpenStream(bool spindle, FileAccess access, int bufferSize = 4096) => spindle
+        ? new SpindleFileStream(SpindlePath, FileMode.Open, access, FileShare.ReadWrite, bufferSize)
+        : new FileStream(SystemPath, FileMode.Open, access, FileShare.ReadWrite, bufferSize);
 
     /// <summary>One end of a socket pair: a handle that cannot seek.</summary>
     public SafeFileHandle Socket { get; }

@@ -219,6 +219,8 @@ public static partial class BadInputTable
 
     private static IEnumerable<BadInputCase> HandleOffsetCases(BadInputContext c, bool writes, Action<SafeFileHandle, long> spindle, Action<SafeFileHandle, long> system)
     {
+        // O_DIRECT: a misaligned offset is refused before any system call (the buffers of these calls are not aligned either).
+        yield return Throws<ArgumentException>("direct I/O, misaligned", () => spindle(c.Direct, 1));
         foreach (BadInputCase @case in HandleCases(c, h => spindle(h, 0), h => system(h, 0)))
         {
             yield return @case;

@@ -35,7 +35,11 @@ public class BadInputTests(ITestOutputHelper output)
                 Exception? system = @case.SystemIo is null ? null : BadInputCase.Outcome(@case.SystemIo);
                 Type? expected = @case.Expected ?? system?.GetType();
                 bool sameAsSystemIo = @case.SystemIo is null || BadInputCase.Describe(spindle) == BadInputCase.Describe(system);
-                bool wrong = spindle?.GetType() != expected || (@case.SystemIo is not null && system?.GetType() != expected) || !sameAsSystemIo;
+                // Without a System.IO counterpart the documented type may be a base (OperationCanceledException for TaskCanceledException).
+                bool spindleRight = @case.SystemIo is null && expected is not null && spindle is not null
+                    ? expected.IsInstanceOfType(spindle)
+                    : spindle?.GetType() == expected;
+                bool wrong = !spindleRight || (@case.SystemIo is not null && system?.GetType() != expected) || !sameAsSystemIo;
                 if (@case.KnownBug is not null)
                 {
                     output.WriteLine($"known bug, not failed: {member} with {@case.Input}: {@case.KnownBug}");

@@ -127,6 +127,49 @@ public class SyscallFaultTests(ITestOutputHelper output)
         AssertNoDescriptorLeak(descriptors);
     });
 
+    [Theory]
+    [InlineData(IoEngine.IoUring)]
+    [InlineData(IoEngine.ThreadPool)]
+    [InlineData(IoEngine.Auto)]
+    public Task Operations_failing_in_the_middle_of_a_batch_fail_alone_and_the_others_land(IoEngine engine) => Bounded(async () =>
+    {
+        using var dir = new TempDirectory();
+        const int Count = 96;
+        const int Block = 4096;
+        byte[] data = Pattern(Count * Block, 6);
+        int descriptors = OpenDescriptors();
+        var outcomes = new bool[Count];
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        using (SyscallFaults.Arm(Fd(handle), new RandomFaultPlan(seed: 8, interruptPercent: 10, shortPercent: 10, errorPercent: 15)))
+        {
+            // All in flight at once, so that the ring submits them in batches with failures among them.
+            Task[] writes = [.. Enumerable.Range(0, Count).Select(i => SpindleRandomAccess.WriteAsync(handle, data.AsMemory(i * Block, Block), (long)i * Block, engine).AsTask())];
+            for (int i = 0; i < Count; i++)
+            {
+                try
+                {
+                    await writes[i];
+                    outcomes[i] = true;
+                }
+                catch (IOException e) when (e.HResult == 5)
+                {
+                }
+            }
+        }
+        byte[] disk = File.ReadAllBytes(dir.File("f"));
+        int failed = outcomes.Count(ok => !ok);
+        Assert.InRange(failed, 1, Count - 1);
+        for (int i = 0; i < Count; i++)
+        {
+            if (outcomes[i])
+            {
+                Assert.True(disk.AsSpan(i * Block, Block).SequenceEqual(data.AsSpan(i * Block, Block)), $"acknowledged write {i} is not on disk");
+            }
+        }
+        AssertNoDescriptorLeak(descriptors);
+        output.WriteLine($"{engine}: {Count - failed} writes acknowledged and on disk, {failed} failed with EIO");
+    });
+
     [Fact]
     public void Descriptors_of_other_files_are_not_affected_while_one_is_armed()
     {

@@ -25,6 +25,11 @@ public abstract class DifferentialProgram
         _testName = testName;
     }
 
+    /// <summary>Called when a step has run on every side and been compared.</summary>
+    protected virtual void AfterStep()
+    {
+    }
+
     /// <summary>Gives every side the same starting file (or none).</summary>
     protected void ResetFiles()
     {
@@ -62,6 +67,7 @@ public abstract class DifferentialProgram
             }
         }
         CompareDisks();
+        AfterStep();
         _totals.AddOperation(_sides.Length);
     }
 

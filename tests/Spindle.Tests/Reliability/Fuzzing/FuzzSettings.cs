@@ -34,6 +34,12 @@ public sealed class FuzzTotals
     public long Comparisons => Interlocked.Read(ref _comparisons);
 
     private long _exceptions;
+    private long _direct;
+
+    /// <summary>Programs whose Spindle handles were O_DIRECT.</summary>
+    public long Direct => Interlocked.Read(ref _direct);
+
+    public void AddDirect() => Interlocked.Increment(ref _direct);
 
     /// <summary>Steps where System.IO threw (or failed the task), so that the exception types were compared.</summary>
     public long Exceptions => Interlocked.Read(ref _exceptions);

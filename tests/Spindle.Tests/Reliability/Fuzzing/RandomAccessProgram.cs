@@ -1,3 +1,4 @@
+using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using SysRandomAccess = System.IO.RandomAccess;
@@ -13,9 +14,79 @@ namespace Spindle.Tests.Reliability.Fuzzing;
 /// </summary>
 public sealed class RandomAccessProgram : DifferentialProgram
 {
+    private const int Block = 4096; // direct-I/O programs use multiples of this for offsets and lengths
+
+    // Whether Spindle's handle is O_DIRECT in this program: then every offset, length and (on Spindle's side) buffer
+    // is aligned, and the results must still be System.IO's (on a buffered handle) exactly.
+    private bool _direct;
+    private readonly List<IMemoryOwner<byte>> _rented = []; // Spindle's aligned buffers of the current step
+
     private RandomAccessProgram(long seed, FuzzSide[] sides, FuzzTotals totals, string testName)
         : base(seed, sides, totals, testName)
     {
+    }
+
+    protected override void AfterStep()
+    {
+        foreach (IMemoryOwner<byte> owner in _rented)
+        {
+            owner.Dispose();
+        }
+        _rented.Clear();
+    }
+
+    /// <summary>
+    /// The count and the buffers' bytes. Beyond the count, a buffered read leaves the buffer alone (and Spindle must
+    /// too, so the whole buffer is compared); an O_DIRECT read past the end of the file may zero whole blocks there
+    /// (the kernel does), so direct programs compare only the bytes read.
+    /// </summary>
+    private string ReadResult(long n, Memory<byte>[] buffers)
+    {
+        if (!_direct)
+        {
+            return $"read {n} {string.Join(" ", buffers.Select(b => Hash(b.Span)))}";
+        }
+        long left = n;
+        var parts = new List<string>();
+        foreach (Memory<byte> buffer in buffers)
+        {
+            int take = (int)Math.Clamp(left, 0, buffer.Length);
+            parts.Add(Hash(buffer.Span[..take]));
+            left -= take;
+        }
+        return $"read {n} {string.Join(" ", parts)}";
+    }
+
+    private int OpSize() => _direct ? Block * _choices.Random.Next(0, 4) : _choices.Size();
+
+    private long OpOffset() => _direct ? (long)Block * _choices.Random.Next(0, 11) : _choices.Offset(_length);
+
+    private int[] OpSplit(int total) => _direct ? _choices.Split(total / Block).Select(blocks => blocks * Block).ToArray() : _choices.Split(total);
+
+    /// <summary>A buffer to read into, filled with 0xCC: aligned on Spindle's side of a direct program.</summary>
+    private Memory<byte> ReadBuffer(FuzzSide side, int size)
+    {
+        if (!_direct || side.IsReference)
+        {
+            return Filled(size);
+        }
+        IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(Math.Max(size, 1));
+        _rented.Add(owner);
+        Memory<byte> buffer = owner.Memory[..size];
+        buffer.Span.Fill(0xCC);
+        return buffer;
+    }
+
+    /// <summary>The bytes to write: the array itself, or an aligned copy on Spindle's side of a direct program.</summary>
+    private ReadOnlyMemory<byte> WriteBuffer(FuzzSide side, byte[] data)
+    {
+        if (!_direct || side.IsReference)
+        {
+            return data;
+        }
+        Memory<byte> buffer = ReadBuffer(side, data.Length);
+        data.CopyTo(buffer);
+        return buffer;
     }
 
     /// <summary>Runs the program of <paramref name="seed"/> on <paramref name="sides"/> (the System.IO reference first).</summary>
@@ -73,8 +144,15 @@ public sealed class RandomAccessProgram : DifferentialProgram
         int faultSeed = c.Random.Next();
         // Faults that a correct library absorbs without a visible difference: EINTR anywhere, short writes.
         bool faults = c.Chance(30);
+        _direct = c.Chance(10);
+        if (_direct)
+        {
+            _totals.AddDirect();
+            viaOptions = true;  // DirectIO is an option of the options object
+            faults = false;     // a halved O_DIRECT write would be misaligned, which no kernel does
+        }
 
-        await Step($"open {mode} {access} {share} {options} prealloc={preallocation}{(viaOptions ? " (options object)" : "")}{(faults ? " with EINTR/short-write faults" : "")}", side =>
+        await Step($"open {mode} {access} {share} {options} prealloc={preallocation}{(viaOptions ? " (options object)" : "")}{(_direct ? " DirectIO" : "")}{(faults ? " with EINTR/short-write faults" : "")}", side =>
         {
             SafeFileHandle handle;
             if (side.IsReference && viaOptions)
@@ -94,6 +172,7 @@ public sealed class RandomAccessProgram : DifferentialProgram
                 handle = SpindleFile.OpenHandle(side.Path, new SpindleFileOptions
                 {
                     Mode = mode, Access = access, Share = share, Options = options, PreallocationSize = preallocation, Engine = side.Engine!.Value,
+                    DirectIO = _direct,
                 });
             }
             else
@@ -138,32 +217,32 @@ public sealed class RandomAccessProgram : DifferentialProgram
 
     private Task Read(bool async)
     {
-        int size = _choices.Size();
-        long offset = _choices.Offset(_length);
+        int size = OpSize();
+        long offset = OpOffset();
         return Step($"Read{(async ? "Async" : "")}({size} bytes at {offset})", side =>
         {
-            byte[] buffer = Filled(size);
+            Memory<byte> buffer = ReadBuffer(side, size);
             SafeFileHandle handle = side.Handle!;
             if (!async)
             {
-                int n = side.IsReference ? SysRandomAccess.Read(handle, buffer, offset) : SpindleRandomAccess.Read(handle, buffer, offset);
-                return Done($"read {n} {Hash(buffer)}");
+                int n = side.IsReference ? SysRandomAccess.Read(handle, buffer.Span, offset) : SpindleRandomAccess.Read(handle, buffer.Span, offset);
+                return Done(ReadResult(n, [buffer]));
             }
             return side.IsReference
-                ? Then(SysRandomAccess.ReadAsync(handle, buffer, offset), n => $"read {n} {Hash(buffer)}")
-                : Then(SpindleRandomAccess.ReadAsync(handle, buffer, offset, side.Engine!.Value), n => $"read {n} {Hash(buffer)}");
+                ? Then(SysRandomAccess.ReadAsync(handle, buffer, offset), n => ReadResult(n, [buffer]))
+                : Then(SpindleRandomAccess.ReadAsync(handle, buffer, offset, side.Engine!.Value), n => ReadResult(n, [buffer]));
         });
     }
 
     private Task ReadScatter(bool async)
     {
-        int[] sizes = _choices.Split(_choices.Size());
-        long offset = _choices.Offset(_length);
+        int[] sizes = OpSplit(OpSize());
+        long offset = OpOffset();
         return Step($"Read{(async ? "Async" : "")}([{string.Join(", ", sizes)}] at {offset})", side =>
         {
-            Memory<byte>[] buffers = sizes.Select(s => (Memory<byte>)Filled(s)).ToArray();
+            Memory<byte>[] buffers = sizes.Select(s => ReadBuffer(side, s)).ToArray();
             SafeFileHandle handle = side.Handle!;
-            string Result(long n) => $"read {n} {string.Join(" ", buffers.Select(b => Hash(b.Span)))}";
+            string Result(long n) => ReadResult(n, buffers);
             if (!async)
             {
                 return Done(Result(side.IsReference ? SysRandomAccess.Read(handle, buffers, offset) : SpindleRandomAccess.Read(handle, buffers, offset)));
@@ -176,30 +255,32 @@ public sealed class RandomAccessProgram : DifferentialProgram
 
     private Task Write(bool async)
     {
-        byte[] data = _choices.Bytes(_choices.Size());
-        long offset = _choices.Offset(_length);
+        byte[] data = _choices.Bytes(OpSize());
+        long offset = OpOffset();
         return Step($"Write{(async ? "Async" : "")}({data.Length} bytes at {offset})", side =>
         {
             SafeFileHandle handle = side.Handle!;
+            ReadOnlyMemory<byte> bytes = WriteBuffer(side, data);
             if (!async)
             {
-                if (side.IsReference) SysRandomAccess.Write(handle, data, offset); else SpindleRandomAccess.Write(handle, data, offset);
+                if (side.IsReference) SysRandomAccess.Write(handle, bytes.Span, offset); else SpindleRandomAccess.Write(handle, bytes.Span, offset);
                 return Done("written");
             }
             return side.IsReference
-                ? Then(SysRandomAccess.WriteAsync(handle, data, offset), "written")
-                : Then(SpindleRandomAccess.WriteAsync(handle, data, offset, side.Engine!.Value), "written");
+                ? Then(SysRandomAccess.WriteAsync(handle, bytes, offset), "written")
+                : Then(SpindleRandomAccess.WriteAsync(handle, bytes, offset, side.Engine!.Value), "written");
         });
     }
 
     private Task WriteGather(bool async)
     {
-        int[] sizes = _choices.Split(_choices.Size());
-        ReadOnlyMemory<byte>[] buffers = sizes.Select(s => (ReadOnlyMemory<byte>)_choices.Bytes(s)).ToArray();
-        long offset = _choices.Offset(_length);
+        int[] sizes = OpSplit(OpSize());
+        byte[][] data = sizes.Select(_choices.Bytes).ToArray();
+        long offset = OpOffset();
         return Step($"Write{(async ? "Async" : "")}([{string.Join(", ", sizes)}] at {offset})", side =>
         {
             SafeFileHandle handle = side.Handle!;
+            ReadOnlyMemory<byte>[] buffers = data.Select(d => WriteBuffer(side, d)).ToArray();
             if (!async)
             {
                 if (side.IsReference) SysRandomAccess.Write(handle, buffers, offset); else SpindleRandomAccess.Write(handle, buffers, offset);
@@ -225,21 +306,22 @@ public sealed class RandomAccessProgram : DifferentialProgram
     private Task ConcurrentWriters(bool async)
     {
         int count = _choices.Random.Next(2, 7);
-        long at = _choices.Random.Next(0, FuzzChoices.MaxOffset);
+        long at = _direct ? OpOffset() : _choices.Random.Next(0, FuzzChoices.MaxOffset);
         var regions = new (long Offset, byte[] Data)[count];
         for (int i = 0; i < count; i++)
         {
-            regions[i] = (at, _choices.Bytes(_choices.Size()));
-            at += regions[i].Data.Length + _choices.Pick(0, 0, 1, 511, 4096);
+            regions[i] = (at, _choices.Bytes(OpSize()));
+            at += regions[i].Data.Length + (_direct ? _choices.Pick(0, Block) : _choices.Pick(0, 0, 1, 511, 4096));
         }
         return Step($"{count} concurrent {(async ? "async " : "")}writers [{string.Join(", ", regions.Select(r => $"{r.Data.Length}@{r.Offset}"))}]", side =>
         {
             SafeFileHandle handle = side.Handle!;
-            Task[] writes = regions.Select(r => async
-                ? (side.IsReference ? SysRandomAccess.WriteAsync(handle, r.Data, r.Offset) : SpindleRandomAccess.WriteAsync(handle, r.Data, r.Offset, side.Engine!.Value)).AsTask()
+            ReadOnlyMemory<byte>[] bytes = regions.Select(r => WriteBuffer(side, r.Data)).ToArray();
+            Task[] writes = regions.Select((r, i) => async
+                ? (side.IsReference ? SysRandomAccess.WriteAsync(handle, bytes[i], r.Offset) : SpindleRandomAccess.WriteAsync(handle, bytes[i], r.Offset, side.Engine!.Value)).AsTask()
                 : Task.Run(() =>
                 {
-                    if (side.IsReference) SysRandomAccess.Write(handle, r.Data, r.Offset); else SpindleRandomAccess.Write(handle, r.Data, r.Offset);
+                    if (side.IsReference) SysRandomAccess.Write(handle, bytes[i].Span, r.Offset); else SpindleRandomAccess.Write(handle, bytes[i].Span, r.Offset);
                 })).ToArray();
             // Report every writer's failure, sorted, so that the order the threads ran in does not matter.
             return Then(new ValueTask(Task.WhenAll(writes).ContinueWith(t =>

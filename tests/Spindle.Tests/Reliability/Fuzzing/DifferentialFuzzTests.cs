@@ -63,7 +63,7 @@ public class DifferentialFuzzTests(ITestOutputHelper output)
         await Task.WhenAll(workers).WaitAsync(TimeSpan.FromSeconds(limit));
 
         long faults = Diagnostics.SyscallFaults.Interrupts + Diagnostics.SyscallFaults.ShortTransfers - faultsBefore;
-        output.WriteLine($"fuzz {testName}: seed {settings.Seed}, {totals.Programs} programs ({totals.Direct} of them O_DIRECT), {totals.Operations} operations ({totals.Exceptions} of them exceptions), " +
+        output.WriteLine($"fuzz {testName}: seed {settings.Seed}, {totals.Programs} programs{(totals.Direct > 0 ? $" ({totals.Direct} of them O_DIRECT)" : "")}, {totals.Operations} operations ({totals.Exceptions} of them exceptions), " +
             $"{totals.Comparisons} side-by-side comparisons (System.IO + {Enum.GetValues<IoEngine>().Length} engines), " +
             $"~{faults} EINTR/short-write faults injected (process-wide count), {(first is null ? 0 : 1)} differences");
         if (first is not null)

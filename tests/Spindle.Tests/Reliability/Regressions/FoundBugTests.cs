@@ -62,4 +62,30 @@ public class FoundBugTests
         Assert.Throws<NotSupportedException>(() => { _ = spindle.CopyToAsync(new MemoryStream()); });
         Assert.Equal(File.ReadAllBytes(dir.File("s")), File.ReadAllBytes(dir.File("d")));
     }
+
+    /// <summary>
+    /// Found while extending the fuzzer to direct I/O: a buffered <see cref="SpindleFileStream"/> with
+    /// <see cref="SpindleFileOptions.DirectIO"/> hands its misaligned buffer to an O_DIRECT write and fails with
+    /// IOException (EINVAL) from the kernel. SPEC §4: the stream's own buffer satisfies the alignment, or a misaligned
+    /// call is refused up front with ArgumentException, before any system call.
+    /// </summary>
+    [Fact]
+    public void A_direct_stream_writes_like_FileStream_or_refuses_up_front()
+    {
+        using var dir = new TempDirectory();
+        byte[] data = ReliabilityKit.Pattern(5010, 3);
+        try
+        {
+            using (var stream = new SpindleFileStream(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
+            {
+                stream.Write(data, 0, 10);
+                stream.Write(data, 10, 5000);
+            }
+            Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
+        }
+        catch (ArgumentException)
+        {
+            Assert.True(!File.Exists(dir.File("f")) || new FileInfo(dir.File("f")).Length == 0, "refused, but after writing");
+        }
+    }
 }

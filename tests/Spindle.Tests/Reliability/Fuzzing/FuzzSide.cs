@@ -61,18 +61,19 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
         _checker = fd >= 0 ? new SafeFileHandle(fd, ownsHandle: true) : null;
     }
 
-    /// <summary>Closes the handle under test (disarming its faults first, so a reused descriptor number is never armed).</summary>
+    /// <summary>
+    /// Closes the handle under test. Faults are disarmed first: once the descriptor is closed its number can be
+    /// reused at once by another test running in parallel, which must not inherit them.
+    /// </summary>
     public void CloseHandle()
     {
-        // A stream flushes on dispose: that last write still runs with the faults armed.
+        Disarm();
         try
         {
             Stream?.Dispose();
         }
         finally
         {
-            _faults?.Dispose();
-            _faults = null;
             Handle?.Dispose();
             _owner?.Dispose();
             _owner = null;

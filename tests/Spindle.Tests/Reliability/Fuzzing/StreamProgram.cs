@@ -163,11 +163,11 @@ public sealed class StreamProgram : DifferentialProgram
                 side.CloseHandle(); // disposes the stream, then disarms its descriptor
                 return Done("disposed" + State(side));
             }),
-            _ => Step("DisposeAsync, then keep using it", side => Then(side.Stream!.DisposeAsync(), () =>
+            _ => Step("DisposeAsync, then keep using it", side =>
             {
-                side.Disarm();
-                return "disposed" + State(side);
-            })),
+                side.Disarm(); // before the descriptor is closed (see FuzzSide.CloseHandle)
+                return Then(side.Stream!.DisposeAsync(), () => "disposed" + State(side));
+            }),
         };
     }
 

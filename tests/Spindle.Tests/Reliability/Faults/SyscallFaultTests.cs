@@ -171,7 +171,7 @@ public class SyscallFaultTests(ITestOutputHelper output)
     });
 
     [Fact]
-    public void Descriptors_of_other_files_are_not_affected_while_one_is_armed()
+    public Task Descriptors_of_other_files_are_not_affected_while_one_is_armed() => Bounded(() =>
     {
         using var dir = new TempDirectory();
         using SafeFileHandle armed = SpindleFile.OpenHandle(dir.File("a"), FileMode.Create, FileAccess.ReadWrite);
@@ -180,5 +180,6 @@ public class SyscallFaultTests(ITestOutputHelper output)
         SpindleRandomAccess.Write(other, new byte[] { 1, 2, 3 }, 0);
         Assert.Throws<IOException>(() => SpindleRandomAccess.Write(armed, new byte[] { 1 }, 0));
         Assert.Equal(new byte[] { 1, 2, 3 }, File.ReadAllBytes(dir.File("b")));
-    }
+        return Task.CompletedTask;
+    });
 }

@@ -48,7 +48,7 @@ public class FoundBugTests
     /// faulted task and flushed the buffered bytes first.
     /// </summary>
     [Fact]
-    public async Task CopyToAsync_on_a_write_only_stream_throws_at_once_and_flushes_nothing()
+    public Task CopyToAsync_on_a_write_only_stream_throws_at_once_and_flushes_nothing() => ReliabilityKit.Bounded(async () =>
     {
         using var dir = new TempDirectory();
         File.WriteAllBytes(dir.File("s"), new byte[100]);
@@ -61,7 +61,7 @@ public class FoundBugTests
         Assert.Throws<NotSupportedException>(() => { _ = system.CopyToAsync(new MemoryStream()); });
         Assert.Throws<NotSupportedException>(() => { _ = spindle.CopyToAsync(new MemoryStream()); });
         Assert.Equal(File.ReadAllBytes(dir.File("s")), File.ReadAllBytes(dir.File("d")));
-    }
+    });
 
     /// <summary>
     /// Found while extending the fuzzer to direct I/O: a buffered <see cref="SpindleFileStream"/> with
@@ -70,7 +70,7 @@ public class FoundBugTests
     /// call is refused up front with ArgumentException, before any system call.
     /// </summary>
     [Fact]
-    public void A_direct_stream_writes_like_FileStream_or_refuses_up_front()
+    public Task A_direct_stream_writes_like_FileStream_or_refuses_up_front() => ReliabilityKit.Bounded(() =>
     {
         using var dir = new TempDirectory();
         byte[] data = ReliabilityKit.Pattern(5010, 3);
@@ -87,5 +87,6 @@ public class FoundBugTests
         {
             Assert.True(!File.Exists(dir.File("f")) || new FileInfo(dir.File("f")).Length == 0, "refused, but after writing");
         }
-    }
+        return Task.CompletedTask;
+    });
 }

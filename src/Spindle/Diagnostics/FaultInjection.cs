@@ -107,6 +107,42 @@ internal static unsafe class SyscallFaults
     /// <summary>Error results (EIO, ENOSPC, refused ring setup) injected since the process started.</summary>
     internal static long Errors => Interlocked.Read(ref s_errors);
 
+    // Faults for io_uring_enter, which belongs to the ring rather than to one descriptor: null when not armed.
+    private static volatile FaultPlan? s_enterPlan;
+
+    /// <summary>Injects <paramref name="plan"/>'s faults into every <c>io_uring_enter</c> of the process until the scope is disposed.</summary>
+    internal static IDisposable ArmRingEnter(FaultPlan plan)
+    {
+        lock (s_plans)
+        {
+            s_enterPlan = plan;
+            Enabled = true;
+        }
+        return new EnterScope();
+    }
+
+    /// <summary>
+    /// io_uring_enter through the seam: true with the negative errno when the call must fail without reaching the
+    /// kernel. EINTR stands for an interrupt, EBUSY (for <see cref="SyscallFault.IoError"/>) and EAGAIN (for
+    /// <see cref="SyscallFault.NoSpace"/>) for a kernel that cannot take more submissions now.
+    /// </summary>
+    internal static bool FailRingEnter(out int result)
+    {
+        SyscallFault fault = s_enterPlan?.Next(SyscallKind.RingSubmit) ?? SyscallFault.None;
+        result = fault switch
+        {
+            SyscallFault.Interrupt => -Errno.EINTR,
+            SyscallFault.IoError => -Errno.EBUSY,
+            SyscallFault.NoSpace => -Errno.EAGAIN,
+            _ => 0,
+        };
+        if (result != 0)
+        {
+            Interlocked.Increment(ref fault == SyscallFault.Interrupt ? ref s_interrupts : ref s_errors);
+        }
+        return result != 0;
+    }
+
     /// <summary>Whether <c>io_uring_setup</c> is made to fail with EPERM, as under <c>kernel.io_uring_disabled=2</c> or seccomp.</summary>
     internal static bool RingSetupRefused { get; private set; }
 
@@ -281,6 +317,18 @@ internal static unsafe class SyscallFaults
         return used;
     }
 
+    private sealed class EnterScope : IDisposable
+    {
+        public void Dispose()
+        {
+            lock (s_plans)
+            {
+                s_enterPlan = null;
+                Enabled = !s_plans.IsEmpty || RingSetupRefused;
+            }
+        }
+    }
+
     private sealed class Scope(int fd) : IDisposable
     {
         public void Dispose()
@@ -288,7 +336,7 @@ internal static unsafe class SyscallFaults
             lock (s_plans)
             {
                 s_plans.TryRemove(fd, out _);
-                Enabled = !s_plans.IsEmpty;
+                Enabled = !s_plans.IsEmpty || s_enterPlan is not null || RingSetupRefused;
             }
         }
     }

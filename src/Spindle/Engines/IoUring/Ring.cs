@@ -217,6 +217,10 @@ internal sealed unsafe class Ring
         {
             return 0;
         }
+        if (SyscallFaults.Enabled && SyscallFaults.FailRingEnter(out int injected))
+        {
+            return injected; // test seam
+        }
         int result = IoUringSyscalls.Enter(_fd, toSubmit, wait ? minComplete : 0, flags);
         return result < 0 ? -Errno.Last : result;
     }

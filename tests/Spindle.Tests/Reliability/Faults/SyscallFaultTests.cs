@@ -171,6 +171,36 @@ public class SyscallFaultTests(ITestOutputHelper output)
     });
 
     [Fact]
+    public Task Io_uring_enter_failing_with_EINTR_EBUSY_and_EAGAIN_is_retried_and_every_operation_completes() => Bounded(async () =>
+    {
+        if (!SpindleRandomAccess.IsIoUringAvailable)
+        {
+            output.WriteLine("skipped: io_uring is not available here");
+            return;
+        }
+        using var dir = new TempDirectory();
+        const int Count = 512;
+        const int Block = 4096;
+        byte[] data = Pattern(Count * Block, 14);
+        long before = SyscallFaults.Interrupts + SyscallFaults.Errors;
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        using (SyscallFaults.ArmRingEnter(new RandomFaultPlan(seed: 15, interruptPercent: 30, shortPercent: 0, errorPercent: 20)))
+        {
+            await Task.WhenAll(Enumerable.Range(0, Count).Select(i =>
+                SpindleRandomAccess.WriteAsync(handle, data.AsMemory(i * Block, Block), (long)i * Block, IoEngine.IoUring).AsTask()));
+            var read = new byte[data.Length];
+            int[] counts = await Task.WhenAll(Enumerable.Range(0, Count).Select(i =>
+                SpindleRandomAccess.ReadAsync(handle, read.AsMemory(i * Block, Block), (long)i * Block, IoEngine.IoUring).AsTask()));
+            Assert.All(counts, n => Assert.Equal(Block, n));
+            Assert.True(read.AsSpan().SequenceEqual(data), "wrong bytes read back");
+        }
+        Assert.True(data.AsSpan().SequenceEqual(File.ReadAllBytes(dir.File("f"))), "wrong bytes on disk");
+        long injected = SyscallFaults.Interrupts + SyscallFaults.Errors - before;
+        Assert.True(injected > 0, "no io_uring_enter fault was injected");
+        output.WriteLine($"{injected} io_uring_enter faults injected and absorbed");
+    });
+
+    [Fact]
     public Task Descriptors_of_other_files_are_not_affected_while_one_is_armed() => Bounded(() =>
     {
         using var dir = new TempDirectory();

@@ -146,9 +146,10 @@ internal static class FileOpener
             {
                 handle.Dispose();
                 Libc.Unlink(path);
+                // System.IO leaves HResult at its default here (not the errno); the message names the cause.
                 throw new IOException(errno == Errno.EFBIG
                     ? $"Failed to create '{path}' with allocation size '{preallocationSize}' because the file was too large."
-                    : $"Failed to create '{path}' with allocation size '{preallocationSize}' because the disk was full.", errno);
+                    : $"Failed to create '{path}' with allocation size '{preallocationSize}' because the disk was full.");
             }
         }
 

@@ -183,4 +183,51 @@ public sealed class SpindleFileOptions
             _engine = value;
         }
     }
+
+    /// <summary>
+    /// Whether asynchronous reads first try to copy already-cached pages on the caller's thread
+    /// (<c>preadv2</c> with <c>RWF_NOWAIT</c>) before going to the engine; results are the same either
+    /// way. Default: true. The AppContext switch <c>Spindle.DisableReadFastPath</c> turns it off for
+    /// the whole process.
+    /// </summary>
+    public bool ReadFastPath { get; set; } = true;
+
+    /// <summary>
+    /// Unbuffered I/O: the file is opened with <c>O_DIRECT</c>, so reads and writes bypass the page cache
+    /// (as <c>(FileOptions)0x20000000</c>, <c>FILE_FLAG_NO_BUFFERING</c>, also requests). Default: false.
+    /// </summary>
+    /// <remarks>
+    /// Every <see cref="SpindleRandomAccess"/> call on such a handle must use a file offset and lengths that
+    /// are multiples of the file's <see cref="DirectIOAlignment.OffsetAlignment"/> and buffers whose
+    /// addresses are multiples of <see cref="DirectIOAlignment.MemoryAlignment"/>
+    /// (<see cref="SpindleFile.GetDirectIOAlignment"/>; <see cref="AlignedMemoryPool"/> rents such buffers);
+    /// a misaligned call throws <see cref="ArgumentException"/> before anything reaches the kernel.
+    /// A file system that refuses <c>O_DIRECT</c> (ramfs, procfs, some FUSE) makes the open throw
+    /// <see cref="IOException"/>, unless <see cref="DirectIOFallback"/> is set.
+    /// </remarks>
+    public bool DirectIO { get; set; }
+
+    /// <summary>
+    /// Where the file system refuses <c>O_DIRECT</c>, open the file with ordinary buffered I/O instead of
+    /// throwing. The fallback is visible: <see cref="SpindleFile.IsDirectIO"/> returns false and the
+    /// <c>spindle.engine.fallbacks</c> counter grows. Only meaningful with <see cref="DirectIO"/> or
+    /// <c>FILE_FLAG_NO_BUFFERING</c>. Default: false.
+    /// </summary>
+    public bool DirectIOFallback { get; set; }
+
+    /// <summary>
+    /// Atomic append: the file is opened with <c>O_APPEND</c>, so every write lands at the end of the file as
+    /// one atomic step, even with several writers in several processes. Requires write access and cannot be
+    /// combined with <see cref="DirectIO"/> (opening throws <see cref="ArgumentException"/>). Default: false.
+    /// </summary>
+    /// <remarks>
+    /// <para>With a handle, <see cref="SpindleRandomAccess"/> writes ignore their file offset (as <c>pwrite</c>
+    /// does on Linux for <c>O_APPEND</c>): each lands at the end of the file at the moment it is made.
+    /// Reads use their offsets as usual.</para>
+    /// <para>With a stream, <c>Seek</c> and <c>Position</c> work and position reads; a write always lands at
+    /// the end of the file whatever the position, and afterwards the position is the end of the data just
+    /// written (the file's length at that moment). A buffered stream hands each flush of its buffer to the
+    /// kernel as one <c>write</c>, so records up to the buffer size never interleave with other writers'.</para>
+    /// </remarks>
+    public bool AtomicAppend { get; set; }
 }

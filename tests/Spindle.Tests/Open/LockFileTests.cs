@@ -17,11 +17,14 @@ public class LockFileTests
         int inside = 0;
         int overlaps = 0;
         int[] acquired = new int[2];
-        var stop = DateTime.UtcNow + TimeSpan.FromSeconds(1.5);
+        var start = DateTime.UtcNow;
+        // Contend for at least 1.5 s and until both sides got the lock a few times (at most 10 s).
+        bool Done() => DateTime.UtcNow - start > TimeSpan.FromSeconds(10) ||
+            (DateTime.UtcNow - start > TimeSpan.FromSeconds(1.5) && Volatile.Read(ref acquired[0]) > 10 && Volatile.Read(ref acquired[1]) > 10);
 
         void Contend(int who, Func<SafeFileHandle> open)
         {
-            while (DateTime.UtcNow < stop)
+            while (!Done())
             {
                 SafeFileHandle handle;
                 try
@@ -38,10 +41,11 @@ public class LockFileTests
                     {
                         Interlocked.Increment(ref overlaps);
                     }
-                    acquired[who]++;
+                    Interlocked.Increment(ref acquired[who]);
                     Thread.SpinWait(200);
                     Interlocked.Decrement(ref inside);
                 }
+                Thread.Sleep(0); // let the other side in
             }
         }
 

@@ -108,8 +108,10 @@ internal static unsafe class PositionalIo
         }
     }
 
-    internal static void WriteGather(int fd, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, string? path)
+    /// <summary>Writes every buffer in order; returns the number of bytes written (all of them).</summary>
+    internal static long WriteGather(int fd, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, string? path)
     {
+        long total = 0;
         int count = buffers.Count;
         MemoryHandle[] pins = ArrayPool<MemoryHandle>.Shared.Rent(count);
         IoVector* heapVectors = null;
@@ -122,8 +124,10 @@ internal static unsafe class PositionalIo
                 ReadOnlyMemory<byte> buffer = buffers[i];
                 pins[i] = buffer.Pin();
                 vectors[i] = new IoVector { Base = (byte*)pins[i].Pointer, Count = (nuint)buffer.Length };
+                total += buffer.Length;
             }
             WriteVectors(fd, vectors, count, offset, path);
+            return total;
         }
         finally
         {

@@ -49,11 +49,11 @@ public static unsafe partial class TestLibc
         return (new SafeFileHandle(fds[0], ownsHandle: true), new SafeFileHandle(fds[1], ownsHandle: true));
     }
 
-    /// <summary>An anonymous pipe (read end, write end) as owned handles.</summary>
-    public static (SafeFileHandle Read, SafeFileHandle Write) CreatePipe()
+    /// <summary>An anonymous pipe (read end, write end) as owned handles, optionally non-blocking.</summary>
+    public static (SafeFileHandle Read, SafeFileHandle Write) CreatePipe(bool nonBlocking = false)
     {
         int* fds = stackalloc int[2];
-        if (Pipe2(fds, 0x80000 /* O_CLOEXEC */) != 0)
+        if (Pipe2(fds, 0x80000 /* O_CLOEXEC */ | (nonBlocking ? O_NONBLOCK : 0)) != 0)
         {
             throw new InvalidOperationException($"pipe2 failed: errno {Marshal.GetLastPInvokeError()}");
         }

@@ -126,6 +126,22 @@ public class SyncNonSeekableTests
         }
     }
 
+    [Fact]
+    public void Empty_non_blocking_pipe_fails_a_read_like_System_IO()
+    {
+        // EAGAIN surfaces as System.IO's IOException with errno 11 (FileStream is the reference on .NET 10).
+        (SafeFileHandle read, SafeFileHandle write) = TestLibc.CreatePipe(nonBlocking: true);
+        using (write)
+        using (read)
+        {
+            Outcome spindle = Outcome.Of(() => SpindleRandomAccess.Read(read, new byte[10], 0));
+            using var stream = new FileStream(read, FileAccess.Read, bufferSize: 0);
+            Outcome system = Outcome.Of(() => stream.Read(new byte[10]));
+            Assert.Equal(system, spindle);
+            Assert.Equal(11, spindle.HResult);
+        }
+    }
+
     [Theory]
     [InlineData("/dev/null")]
     [InlineData("/dev/zero")]

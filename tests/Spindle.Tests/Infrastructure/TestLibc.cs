@@ -74,6 +74,20 @@ public static unsafe partial class TestLibc
         return Statx(-100, path, 0, 0x1, status) != 0 ? -1 : *(ushort*)(status + 28) & S_IFMT;
     }
 
+    [LibraryImport("libc", EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Open(string path, int flags);
+
+    /// <summary>A read-only descriptor of a directory (which System.IO and Spindle refuse to open) as an owned handle.</summary>
+    public static SafeFileHandle OpenDirectory(string path)
+    {
+        int fd = Open(path, 0x80000 /* O_CLOEXEC */);
+        if (fd < 0)
+        {
+            throw new InvalidOperationException($"open failed: errno {Marshal.GetLastPInvokeError()}");
+        }
+        return new SafeFileHandle(fd, ownsHandle: true);
+    }
+
     /// <summary>Creates a named pipe.</summary>
     public static void CreateFifo(string path)
     {

@@ -71,7 +71,7 @@ public class SyncDifferentialTests
         return $"{read}:" + string.Join(",", buffers.Select(b => Convert.ToHexString(b.Span)));
     }
 
-    public static TheoryData<string> HandleKinds() => ["Read", "Write", "ReadWrite", "closed", "invalid", "null"];
+    public static TheoryData<string> HandleKinds() => ["Read", "Write", "ReadWrite", "closed", "invalid", "null", "directory"];
 
     [Theory]
     [MemberData(nameof(HandleKinds))]
@@ -99,6 +99,7 @@ public class SyncDifferentialTests
         {
             "null" => null,
             "invalid" => new SafeFileHandle((IntPtr)(-1), ownsHandle: true),
+            "directory" => TestLibc.OpenDirectory(directory.Path),
             "closed" => api.Open(path, FileMode.Open, FileAccess.ReadWrite),
             _ => api.Open(path, FileMode.Open, Enum.Parse<FileAccess>(kind)),
         };

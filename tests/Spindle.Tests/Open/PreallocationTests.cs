@@ -1,3 +1,4 @@
+using Xunit.Abstractions;
 using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Open;
@@ -5,6 +6,10 @@ namespace Spindle.Tests.Open;
 /// <summary>Preallocation is a hint, except that no space or a too-large size fails the open and removes the file.</summary>
 public class PreallocationTests
 {
+    private readonly ITestOutputHelper _output;
+
+    public PreallocationTests(ITestOutputHelper output) => _output = output;
+
     private static readonly FileMode[] Modes = [FileMode.Create, FileMode.CreateNew, FileMode.OpenOrCreate, FileMode.Open, FileMode.Truncate, FileMode.Append];
 
     private static void AssertSameForEveryMode(Func<string> directoryOf, long size)
@@ -73,7 +78,7 @@ public class PreallocationTests
         using TmpfsMount? mount = TmpfsMount.TryMount("1m", out string reason);
         if (mount is null)
         {
-            Console.WriteLine($"SKIPPED No_space_fails_the_open: {reason}");
+            SkipReport.Print(_output, "No_space_fails_the_open", reason);
             return;
         }
         AssertSameForEveryMode(() => mount.Path, size);

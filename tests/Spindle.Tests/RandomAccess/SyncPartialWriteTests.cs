@@ -1,3 +1,4 @@
+using Xunit.Abstractions;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Tests.Infrastructure;
@@ -11,6 +12,10 @@ namespace Spindle.Tests.RandomAccess;
 /// </summary>
 public partial class SyncPartialWriteTests
 {
+    private readonly ITestOutputHelper _output;
+
+    public SyncPartialWriteTests(ITestOutputHelper output) => _output = output;
+
     private static byte[] Pattern(int length, int seed)
     {
         var data = new byte[length];
@@ -36,7 +41,7 @@ public partial class SyncPartialWriteTests
         using TmpfsMount? mount = TmpfsMount.TryMount("1m", out string reason);
         if (mount is null)
         {
-            Console.WriteLine($"SKIPPED Full_disk: {reason}");
+            SkipReport.Print(_output, "Full_disk", reason);
             return;
         }
         byte[] data = Pattern(3 << 20, 5);

@@ -24,12 +24,7 @@ internal static class FileOpener
         int permissions = (int)(unixCreateMode ?? DefaultCreateMode);
         var direct = Direct.DirectOpen.Begin(fullPath, ref flags); // O_DIRECT: note what a refusal must undo
 
-        int fd;
-        do
-        {
-            fd = Libc.Open(fullPath, flags, permissions);
-        }
-        while (fd < 0 && Errno.Last == Errno.EINTR);
+        int fd = OpenDescriptor(fullPath, flags, permissions);
         fd = direct.Complete(fd, fullPath, ref flags, permissions); // O_DIRECT refused: clear exception or buffered fallback
 
         if (fd < 0)
@@ -57,16 +52,24 @@ internal static class FileOpener
             // The path now names another file (a DeleteOnClose lock file was removed or replaced while we
             // waited for its lock): open the path again, as System.IO does.
             handle.Dispose();
-            do
-            {
-                fd = Libc.Open(fullPath, flags, permissions);
-            }
-            while (fd < 0 && Errno.Last == Errno.EINTR);
+            fd = OpenDescriptor(fullPath, flags, permissions);
             if (fd < 0)
             {
                 throw OpenFailure(Errno.Last, fullPath, flags);
             }
         }
+    }
+
+    /// <summary>open(2), retried on EINTR; -1 with errno set on failure.</summary>
+    private static int OpenDescriptor(string fullPath, int flags, int permissions)
+    {
+        int fd;
+        do
+        {
+            fd = Libc.Open(fullPath, flags, permissions);
+        }
+        while (fd < 0 && Errno.Last == Errno.EINTR);
+        return fd;
     }
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)

@@ -24,7 +24,15 @@ internal abstract class FileIoEngine
     /// </summary>
     public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
-    public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken);
+    /// <summary>A write of every byte; a small write to a cached local file may be done on the caller's thread.</summary>
+    public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+        => WriteAsync(handle, buffer, fileOffset, useFastPath: true, cancellationToken);
+
+    /// <summary>
+    /// A write of every byte. With <paramref name="useFastPath"/> an engine may copy a small buffer
+    /// into the page cache on the caller's thread (<see cref="WriteFastPath"/>); the result is the same either way.
+    /// </summary>
+    public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
     public abstract ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken);
 

@@ -60,14 +60,16 @@ public class EngineAllocationTests
         Memory<byte>[] scatter = [new byte[1000], new byte[3096]];
         ReadOnlyMemory<byte>[] gather = [block.AsMemory(0, 100), block.AsMemory(100)];
 
-        double write = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, block, (i % 64) * 4096L, engine));
+        double write = await BytesPerOperation(i => impl.WriteAsync(handle, block, (i % 64) * 4096L, useFastPath: false, default));
+        double fastWrite = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, block, (i % 64) * 4096L, engine));
         double read = await BytesPerOperation(i => impl.ReadAsync(handle, block, (i % 64) * 4096L, useFastPath: false, default));
         double fastRead = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, block, (i % 64) * 4096L, engine));
         double scatterRead = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, scatter, (i % 64) * 4096L, engine));
         double gatherWrite = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, gather, (i % 64) * 4096L, engine));
-        Console.WriteLine($"{engine}: bytes/op write {write}, read {read}, fast-path read {fastRead}, scatter {scatterRead}, gather {gatherWrite}");
+        Console.WriteLine($"{engine}: bytes/op write {write}, inline write {fastWrite}, read {read}, fast-path read {fastRead}, scatter {scatterRead}, gather {gatherWrite}");
 
         Assert.True(write < AllowedBytesPerOperation, $"WriteAsync allocates {write} bytes per operation");
+        Assert.True(fastWrite < AllowedBytesPerOperation, $"WriteAsync (inline) allocates {fastWrite} bytes per operation");
         Assert.True(read < AllowedBytesPerOperation, $"ReadAsync allocates {read} bytes per operation");
         Assert.True(fastRead < AllowedBytesPerOperation, $"ReadAsync (fast path) allocates {fastRead} bytes per operation");
         Assert.True(scatterRead < AllowedBytesPerOperation, $"scatter ReadAsync allocates {scatterRead} bytes per operation");

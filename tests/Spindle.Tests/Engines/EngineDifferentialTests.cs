@@ -84,6 +84,7 @@ public class EngineDifferentialTests
         EngineCases.ReportIoUring(engine);
         using var dir = new TempDirectory();
         using (SafeFileHandle spindle = SpindleFile.OpenHandle(dir.File("s"), FileMode.Create, FileAccess.ReadWrite))
+        using (SafeFileHandle engineOnly = SpindleFile.OpenHandle(dir.File("e"), FileMode.Create, FileAccess.ReadWrite))
         using (SafeFileHandle system = File.OpenHandle(dir.File("d"), FileMode.Create, FileAccess.ReadWrite))
         {
             int seed = 10;
@@ -94,11 +95,15 @@ public class EngineDifferentialTests
                     byte[] data = Data(length, seed++);
                     await System.IO.RandomAccess.WriteAsync(system, data, offset);
                     await SpindleRandomAccess.WriteAsync(spindle, data, offset, engine).AsTask().WaitAsync(Timeout);
+                    // The same write without the inline fast path, so that the engine itself does it.
+                    await EngineCases.Resolve(engine).WriteAsync(engineOnly, data, offset, useFastPath: false, default).AsTask().WaitAsync(Timeout);
                 }
             }
             await SpindleRandomAccess.FlushToDiskAsync(spindle, engine).AsTask().WaitAsync(Timeout);
+            await SpindleRandomAccess.FlushToDiskAsync(engineOnly, engine).AsTask().WaitAsync(Timeout);
         }
         Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("s")));
+        Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("e")));
     }
 
     [Theory]
@@ -154,8 +159,10 @@ public class EngineDifferentialTests
         {
             Exception expected = await Record.ExceptionAsync(async () => await System.IO.RandomAccess.WriteAsync(systemReadOnly, buffer, 0));
             Exception actual = await Record.ExceptionAsync(async () => await SpindleRandomAccess.WriteAsync(readOnly, buffer, 0, engine));
+            Exception engineOnly = await Record.ExceptionAsync(async () => await EngineCases.Resolve(engine).WriteAsync(readOnly, buffer, 0, useFastPath: false, default));
             Assert.NotNull(expected);
             Assert.IsType(expected.GetType(), actual);
+            Assert.IsType(expected.GetType(), engineOnly);
 
             ReadOnlyMemory<byte>[] buffers = [buffer];
             expected = await Record.ExceptionAsync(async () => await System.IO.RandomAccess.WriteAsync(systemReadOnly, buffers, 0));

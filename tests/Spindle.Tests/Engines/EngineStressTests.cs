@@ -33,9 +33,13 @@ public class EngineStressTests
                     {
                         block[i] = Pattern(b, i);
                     }
-                    if (b % 2 == 0)
+                    if (b % 4 == 0)
                     {
                         await SpindleRandomAccess.WriteAsync(handle, block, (long)b * BlockSize, engine);
+                    }
+                    else if (b % 4 == 2)
+                    {
+                        await engineImpl.WriteAsync(handle, block, (long)b * BlockSize, useFastPath: false, default);
                     }
                     else
                     {

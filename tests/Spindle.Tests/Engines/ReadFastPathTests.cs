@@ -85,4 +85,29 @@ public partial class ReadFastPathTests
         Assert.Equal(new byte[] { 1, 2 }, buffer);
         Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
     }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task Small_writes_to_a_local_file_are_done_inline_and_large_ones_by_the_engine(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite);
+        byte[] small = new byte[4096];
+        byte[] large = new byte[1 << 20];
+        new Random(13).NextBytes(small);
+        new Random(14).NextBytes(large);
+
+        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        ValueTask write = SpindleRandomAccess.WriteAsync(handle, small, 0, engine);
+        Assert.True(write.IsCompletedSuccessfully, "a small write to ext4/xfs/tmpfs completes on the caller's thread");
+        await write;
+        Assert.Equal(before.InlineWrites + 1, SpindleMetrics.Snapshot().InlineWrites);
+
+        before = SpindleMetrics.Snapshot();
+        await SpindleRandomAccess.WriteAsync(handle, large, 4096, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(before.InlineWrites, SpindleMetrics.Snapshot().InlineWrites);
+
+        byte[] expected = [.. small, .. large];
+        Assert.Equal(expected, File.ReadAllBytes(dir.File("f")));
+    }
 }

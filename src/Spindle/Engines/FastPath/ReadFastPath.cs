@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
@@ -20,10 +19,6 @@ internal static unsafe class ReadFastPath
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !(AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled);
 
-    // What the fast path learned about each handle; weak so that it never keeps a handle alive.
-    private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
-    private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts>.CreateValueCallback s_probe = Probe;
-
     /// <summary>
     /// Tries the read. Returns the bytes read from cached pages (possibly fewer than asked, 0 at
     /// the end of the file), or -1 when the engine must do the read: nothing cached, a handle
@@ -36,8 +31,8 @@ internal static unsafe class ReadFastPath
         {
             return -1;
         }
-        HandleFacts facts = s_facts.GetValue(handle, s_probe);
-        if (!facts.FastPathAllowed)
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (!facts.NonBlockingReads)
         {
             return -1;
         }
@@ -55,7 +50,7 @@ internal static unsafe class ReadFastPath
                     if (Errno.Last == Errno.EOPNOTSUPP)
                     {
                         // The file system does not do non-blocking reads; stop asking for this handle.
-                        facts.FastPathAllowed = false;
+                        facts.NonBlockingReads = false;
                     }
                     return -1;
                 }
@@ -99,39 +94,5 @@ internal static unsafe class ReadFastPath
         buffer = buffer.Slice(completed);
         fileOffset += completed;
         return false;
-    }
-
-    private static HandleFacts Probe(SafeFileHandle handle)
-    {
-        bool allowed = false;
-        bool added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            int fd = HandleIo.Fd(handle);
-            StatxBuffer status;
-            int flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
-            // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
-            allowed = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0
-                && Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
-                && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
-        }
-        catch (ObjectDisposedException)
-        {
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
-        return new HandleFacts { FastPathAllowed = allowed };
-    }
-
-    private sealed class HandleFacts
-    {
-        // A regular file without O_DIRECT on a file system that supports RWF_NOWAIT (as far as known).
-        public volatile bool FastPathAllowed;
     }
 }

@@ -64,8 +64,12 @@ internal sealed class IoUringEngine : FileIoEngine
         return new ValueTask<int>(operation, version);
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffer.Length, fileOffset))
+        {
+            return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
+        }
         if (buffer.IsEmpty)
         {
             // System.IO makes no system call for an empty write either.

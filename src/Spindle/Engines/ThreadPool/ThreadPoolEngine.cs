@@ -28,8 +28,12 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return new ValueTask<int>(Queue(operation), operation.Version);
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffer.Length, fileOffset))
+        {
+            return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
+        }
         ThreadPoolOperation operation = Rent();
         operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
         return new ValueTask(Queue(operation), operation.Version);

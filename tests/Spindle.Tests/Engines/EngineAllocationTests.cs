@@ -12,7 +12,7 @@ public class EngineAllocationTests
 
     // Any per-operation allocation costs at least 24 bytes; a rare runtime-internal one (a new pool
     // thread, a timer) is allowed for, a per-operation one is not.
-    private const double AllowedBytesPerOperation = 4;
+    private const double AllowedBytesPerOperation = 8;
 
     // Measured on a pool thread, without xunit's SynchronizationContext (posting to it allocates), as
     // a server without one runs; the awaits are in one method so that its state machine is boxed once.
@@ -22,13 +22,20 @@ public class EngineAllocationTests
         {
             await operation(i);
         }
-        long before = GC.GetTotalAllocatedBytes(precise: true);
-        for (int i = 0; i < Operations; i++)
+        // The best of three rounds: an allocation per operation shows in every round, a one-off
+        // event of the runtime (tiered JIT, a new pool thread) in at most one.
+        double best = double.MaxValue;
+        for (int round = 0; round < 3; round++)
         {
-            await operation(i);
+            long before = GC.GetTotalAllocatedBytes(precise: true);
+            for (int i = 0; i < Operations; i++)
+            {
+                await operation(i);
+            }
+            long after = GC.GetTotalAllocatedBytes(precise: true);
+            best = Math.Min(best, (after - before) / (double)Operations);
         }
-        long after = GC.GetTotalAllocatedBytes(precise: true);
-        return (after - before) / (double)Operations;
+        return best;
     });
 
     private static Task<double> BytesPerOperation<T>(Func<int, ValueTask<T>> operation) => Task.Run(async () =>
@@ -37,13 +44,20 @@ public class EngineAllocationTests
         {
             await operation(i);
         }
-        long before = GC.GetTotalAllocatedBytes(precise: true);
-        for (int i = 0; i < Operations; i++)
+        // The best of three rounds: an allocation per operation shows in every round, a one-off
+        // event of the runtime (tiered JIT, a new pool thread) in at most one.
+        double best = double.MaxValue;
+        for (int round = 0; round < 3; round++)
         {
-            await operation(i);
+            long before = GC.GetTotalAllocatedBytes(precise: true);
+            for (int i = 0; i < Operations; i++)
+            {
+                await operation(i);
+            }
+            long after = GC.GetTotalAllocatedBytes(precise: true);
+            best = Math.Min(best, (after - before) / (double)Operations);
         }
-        long after = GC.GetTotalAllocatedBytes(precise: true);
-        return (after - before) / (double)Operations;
+        return best;
     });
 
     [Theory]

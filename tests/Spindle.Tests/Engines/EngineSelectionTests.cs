@@ -12,7 +12,8 @@ public class EngineSelectionTests
     public void The_default_engine_is_resolved_and_says_which_one_runs()
     {
         IoEngine engine = SpindleRandomAccess.DefaultEngine;
-        Console.WriteLine($"Default engine: {engine}; io_uring available: {SpindleRandomAccess.IsIoUringAvailable} {IoUringEngine.UnavailableReason}");
+        Console.WriteLine($"Default engine: {engine}; io_uring available: {SpindleRandomAccess.IsIoUringAvailable} {IoUringEngine.UnavailableReason}"
+            + (IoUringEngine.Instance is { } ring ? $" (setup flags 0x{ring.Thread.SetupFlags:x})" : ""));
         Assert.NotEqual(IoEngine.Auto, engine);
         Assert.Equal(engine, EngineSelector.Default.Kind);
         string? configured = Environment.GetEnvironmentVariable(EngineSelector.EnvironmentName);

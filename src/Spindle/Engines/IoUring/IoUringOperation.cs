@@ -213,7 +213,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
 
     /// <summary>
     /// Handles the kernel's result for the SQE in flight (ring thread). Returns true when the
-    /// operation needs another SQE (a short write, EINTR, EAGAIN); otherwise it has completed.
+    /// operation needs another SQE (a short write, EINTR); otherwise it has completed.
     /// </summary>
     internal bool OnCompletion(int result)
     {
@@ -279,7 +279,9 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
 
     private bool OnError(int errno)
     {
-        if (errno is Errno.EINTR or Errno.EAGAIN || errno == Errno.ECANCELED && !_cancelRequested)
+        // EAGAIN is not retried: it only reaches us for O_NONBLOCK descriptors, where the synchronous
+        // path reports it too (retrying would spin the ring thread until data arrives).
+        if (errno == Errno.EINTR || errno == Errno.ECANCELED && !_cancelRequested)
         {
             return ContinueUnlessCancelled();
         }

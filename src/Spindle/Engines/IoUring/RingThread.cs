@@ -28,6 +28,9 @@ internal sealed unsafe class RingThread
     private (IoUringOperation Operation, uint Generation)? _carriedCancel;
     private IoUringEngine _engine = null!;
 
+    /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
+    internal uint SetupFlags => _ring.SetupFlags;
+
     /// <summary>Runs the continuations of completed operations on the thread pool.</summary>
     internal CompletionDispatcher Dispatcher { get; } = new();
 

@@ -45,6 +45,7 @@ public static partial class SpindleRandomAccess
     public static ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
         long offset = ValidateInput(handle, fileOffset);
+        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -74,6 +75,7 @@ public static partial class SpindleRandomAccess
     {
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
+        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -103,6 +105,7 @@ public static partial class SpindleRandomAccess
     public static ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
         long offset = ValidateInput(handle, fileOffset);
+        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -132,6 +135,7 @@ public static partial class SpindleRandomAccess
     {
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
+        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {

@@ -208,4 +208,19 @@ public class EngineDifferentialTests
         }
         Assert.Equal(data, read);
     }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.All), MemberType = typeof(EngineCases))]
+    public async Task A_zero_byte_read_on_an_empty_pipe_returns_at_once(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        using Fifo fifo = new(dir.File("fifo"));
+        Assert.Equal(0, await SpindleRandomAccess.ReadAsync(fifo.Reader, Memory<byte>.Empty, 0, engine).AsTask().WaitAsync(Timeout));
+        Assert.Equal(0, await SpindleRandomAccess.ReadAsync(fifo.Reader, new Memory<byte>[] { Memory<byte>.Empty }, 0, engine).AsTask().WaitAsync(Timeout));
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, ReadOnlyMemory<byte>.Empty, 0, engine).AsTask().WaitAsync(Timeout);
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 42 }, 0, engine).AsTask().WaitAsync(Timeout);
+        byte[] one = new byte[1];
+        Assert.Equal(1, await SpindleRandomAccess.ReadAsync(fifo.Reader, one, 0, engine).AsTask().WaitAsync(Timeout));
+        Assert.Equal(42, one[0]);
+    }
 }

@@ -49,6 +49,12 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
+        if (buffer.IsEmpty)
+        {
+            // A zero-byte read never blocks, but io_uring would wait on an empty pipe for data it then
+            // does not take; System.IO's read(2) of zero bytes returns (or fails) at once, so do that.
+            return SyncEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+        }
         IoUringOperation operation = Rent();
         try
         {
@@ -106,6 +112,12 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             Abandon(operation);
             return new ValueTask<long>(0);
+        }
+        if (operation.IsZeroLength())
+        {
+            // Only empty buffers: like a zero-byte read, done at once (see ReadAsync).
+            Abandon(operation);
+            return SyncEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, cancellationToken);
         }
         short version = operation.Version;
         Start(operation, cancellationToken);

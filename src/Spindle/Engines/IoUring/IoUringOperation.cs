@@ -177,6 +177,19 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         }
     }
 
+    /// <summary>Whether every buffer of a vectored operation is empty.</summary>
+    internal bool IsZeroLength()
+    {
+        for (int i = 0; i < _vectorCount; i++)
+        {
+            if (_vectors[i].Count != 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void RequestCancel()
     {
         _cancelRequested = true;

@@ -78,9 +78,11 @@ public class EngineAllocationTests
         double fastWrite = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, block, (i % 64) * 4096L, engine));
         double read = await BytesPerOperation(i => impl.ReadAsync(handle, block, (i % 64) * 4096L, useFastPath: false, default));
         double fastRead = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, block, (i % 64) * 4096L, engine));
-        double scatterRead = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, scatter, (i % 64) * 4096L, engine));
-        double gatherWrite = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, gather, (i % 64) * 4096L, engine));
-        Console.WriteLine($"{engine}: bytes/op write {write}, inline write {fastWrite}, read {read}, fast-path read {fastRead}, scatter {scatterRead}, gather {gatherWrite}");
+        double scatterRead = await BytesPerOperation(i => impl.ReadScatterAsync(handle, scatter, (i % 64) * 4096L, useFastPath: false, default));
+        double gatherWrite = await BytesPerOperation(i => impl.WriteGatherAsync(handle, gather, (i % 64) * 4096L, useFastPath: false, default));
+        double fastScatter = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, scatter, (i % 64) * 4096L, engine));
+        double fastGather = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, gather, (i % 64) * 4096L, engine));
+        Console.WriteLine($"{engine}: bytes/op write {write}, inline write {fastWrite}, read {read}, fast-path read {fastRead}, scatter {scatterRead}, gather {gatherWrite}, fast scatter {fastScatter}, inline gather {fastGather}");
 
         Assert.True(write < AllowedBytesPerOperation, $"WriteAsync allocates {write} bytes per operation");
         Assert.True(fastWrite < AllowedBytesPerOperation, $"WriteAsync (inline) allocates {fastWrite} bytes per operation");
@@ -88,5 +90,7 @@ public class EngineAllocationTests
         Assert.True(fastRead < AllowedBytesPerOperation, $"ReadAsync (fast path) allocates {fastRead} bytes per operation");
         Assert.True(scatterRead < AllowedBytesPerOperation, $"scatter ReadAsync allocates {scatterRead} bytes per operation");
         Assert.True(gatherWrite < AllowedBytesPerOperation, $"gather WriteAsync allocates {gatherWrite} bytes per operation");
+        Assert.True(fastScatter < AllowedBytesPerOperation, $"scatter ReadAsync (fast path) allocates {fastScatter} bytes per operation");
+        Assert.True(fastGather < AllowedBytesPerOperation, $"gather WriteAsync (inline) allocates {fastGather} bytes per operation");
     }
 }

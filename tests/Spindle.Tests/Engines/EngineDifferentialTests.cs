@@ -68,10 +68,14 @@ public class EngineDifferentialTests
                     ? await System.IO.RandomAccess.ReadAsync(system, expected, offset)
                     : SpindleRandomAccess.Read(spindle, expected, offset);
                 long actualCount = await SpindleRandomAccess.ReadAsync(spindle, actual, offset, engine).AsTask().WaitAsync(Timeout);
+                Memory<byte>[] engineOnly = sizes.Select(s => new Memory<byte>(new byte[s])).ToArray();
+                long engineCount = await EngineCases.Resolve(engine).ReadScatterAsync(spindle, engineOnly, offset, useFastPath: false, default).AsTask().WaitAsync(Timeout);
                 Assert.Equal(expectedCount, actualCount);
+                Assert.Equal(expectedCount, engineCount);
                 for (int i = 0; i < sizes.Length; i++)
                 {
                     Assert.Equal(expected[i].ToArray(), actual[i].ToArray());
+                    Assert.Equal(expected[i].ToArray(), engineOnly[i].ToArray());
                 }
             }
         }
@@ -113,6 +117,7 @@ public class EngineDifferentialTests
         EngineCases.ReportIoUring(engine);
         using var dir = new TempDirectory();
         using (SafeFileHandle spindle = SpindleFile.OpenHandle(dir.File("s"), FileMode.Create, FileAccess.ReadWrite))
+        using (SafeFileHandle engineOnly = SpindleFile.OpenHandle(dir.File("e"), FileMode.Create, FileAccess.ReadWrite))
         using (SafeFileHandle system = File.OpenHandle(dir.File("d"), FileMode.Create, FileAccess.ReadWrite))
         {
             int seed = 20;
@@ -123,10 +128,12 @@ public class EngineDifferentialTests
                     ReadOnlyMemory<byte>[] buffers = sizes.Select(s => new ReadOnlyMemory<byte>(Data(s, seed++))).ToArray();
                     await System.IO.RandomAccess.WriteAsync(system, buffers, offset);
                     await SpindleRandomAccess.WriteAsync(spindle, buffers, offset, engine).AsTask().WaitAsync(Timeout);
+                    await EngineCases.Resolve(engine).WriteGatherAsync(engineOnly, buffers, offset, useFastPath: false, default).AsTask().WaitAsync(Timeout);
                 }
             }
         }
         Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("s")));
+        Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("e")));
     }
 
     [Theory]

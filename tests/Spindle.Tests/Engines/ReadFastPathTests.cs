@@ -35,6 +35,15 @@ public partial class ReadFastPathTests
         Assert.Equal(data, buffer);
         Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
 
+        // A scatter read of cached pages too.
+        Memory<byte>[] parts = [new byte[1000], new byte[64536]];
+        before = SpindleMetrics.Snapshot();
+        ValueTask<long> scatter = SpindleRandomAccess.ReadAsync(handle, parts, 0, engine);
+        Assert.True(scatter.IsCompletedSuccessfully, "a cached scatter read should complete synchronously");
+        Assert.Equal(data.Length, await scatter);
+        Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).ToArray());
+        Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
+
         // Switched off for the call, the same read goes through the engine and is not counted as a hit.
         before = SpindleMetrics.Snapshot();
         Array.Clear(buffer);

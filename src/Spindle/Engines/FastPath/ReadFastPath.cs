@@ -95,4 +95,71 @@ internal static unsafe class ReadFastPath
         fileOffset += completed;
         return false;
     }
+
+    /// <summary>The most buffers a scatter read may have to be tried on the caller's thread.</summary>
+    internal const int MaxScatterBuffers = 8;
+
+    /// <summary>
+    /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled,
+    /// or -1 when the engine must do the read (then from the start: a short result may be the end
+    /// of the file or an uncached page, and only the engine can tell which without blocking here).
+    /// </summary>
+    internal static long TryReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
+    {
+        int count = buffers.Count;
+        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || !HandleFacts.Of(handle).NonBlockingReads)
+        {
+            return -1;
+        }
+
+        PinnedBuffers pins = default;
+        IoVector* vectors = stackalloc IoVector[MaxScatterBuffers];
+        bool added = false;
+        int pinned = 0;
+        try
+        {
+            ulong total = 0;
+            for (; pinned < count; pinned++)
+            {
+                Memory<byte> buffer = buffers[pinned];
+                pins[pinned] = buffer.Pin();
+                vectors[pinned] = new IoVector { Base = (byte*)pins[pinned].Pointer, Count = (nuint)buffer.Length };
+                total += (ulong)buffer.Length;
+            }
+            if (total == 0)
+            {
+                return -1;
+            }
+            handle.DangerousAddRef(ref added);
+            nint result = Libc.PReadV2(HandleIo.Fd(handle), vectors, count, fileOffset, LinuxConstants.RWF_NOWAIT);
+            if (result < 0 || (ulong)result != total)
+            {
+                return -1;
+            }
+            SpindleMetrics.FastPathHit();
+            SpindleMetrics.Operation(engine, result);
+            return result;
+        }
+        catch (ObjectDisposedException)
+        {
+            return -1;
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+            for (int i = 0; i < pinned; i++)
+            {
+                pins[i].Dispose();
+            }
+        }
+    }
+
+    [System.Runtime.CompilerServices.InlineArray(MaxScatterBuffers)]
+    private struct PinnedBuffers
+    {
+        private System.Buffers.MemoryHandle _first;
+    }
 }

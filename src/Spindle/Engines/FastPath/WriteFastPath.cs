@@ -50,4 +50,48 @@ internal static class WriteFastPath
             }
         }
     }
+
+    /// <summary>Whether this gather write should be done inline (small total, cached local file).</summary>
+    internal static bool Applies(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    {
+        if (!Enabled || fileOffset < 0)
+        {
+            return false;
+        }
+        long total = 0;
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            total += buffers[i].Length;
+            if (total > MaxInlineBytes)
+            {
+                return false;
+            }
+        }
+        return HandleFacts.Of(handle).CachedWrites;
+    }
+
+    /// <summary>The gather write, done now; errors come back in the task as from the engine.</summary>
+    internal static ValueTask WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine engine)
+    {
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            PositionalIo.WriteGather(HandleIo.Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            SpindleMetrics.InlineWrite();
+            SpindleMetrics.Operation(engine, 0);
+            return default;
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException(e);
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
 }

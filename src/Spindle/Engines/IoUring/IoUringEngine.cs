@@ -96,8 +96,16 @@ internal sealed class IoUringEngine : FileIoEngine
         return new ValueTask(operation, version);
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath)
+        {
+            long cached = ReadFastPath.TryReadScatter(handle, buffers, fileOffset, Kind);
+            if (cached >= 0)
+            {
+                return new ValueTask<long>(cached);
+            }
+        }
         IoUringOperation operation = Rent();
         try
         {
@@ -117,15 +125,19 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             // Only empty buffers: like a zero-byte read, done at once (see ReadAsync).
             Abandon(operation);
-            return SyncEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, cancellationToken);
+            return SyncEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
         short version = operation.Version;
         Start(operation, cancellationToken);
         return new ValueTask<long>(operation, version);
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
+        {
+            return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+        }
         IoUringOperation operation = Rent();
         try
         {

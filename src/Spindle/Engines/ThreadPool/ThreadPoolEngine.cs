@@ -39,15 +39,27 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return new ValueTask(Queue(operation), operation.Version);
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath)
+        {
+            long cached = ReadFastPath.TryReadScatter(handle, buffers, fileOffset, Kind);
+            if (cached >= 0)
+            {
+                return new ValueTask<long>(cached);
+            }
+        }
         ThreadPoolOperation operation = Rent();
         operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
         return new ValueTask<long>(Queue(operation), operation.Version);
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
+        {
+            return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+        }
         ThreadPoolOperation operation = Rent();
         operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
         return new ValueTask(Queue(operation), operation.Version);

@@ -27,7 +27,8 @@ internal static unsafe class ReadFastPath
     /// </summary>
     internal static int TryRead(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
-        if (fileOffset < 0 || buffer.IsEmpty)
+        // While the fault seam is armed (tests only), every read goes where the seam can see it.
+        if (fileOffset < 0 || buffer.IsEmpty || SyscallFaults.Enabled)
         {
             return -1;
         }
@@ -107,7 +108,7 @@ internal static unsafe class ReadFastPath
     internal static long TryReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
         int count = buffers.Count;
-        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || !HandleFacts.Of(handle).NonBlockingReads)
+        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallFaults.Enabled || !HandleFacts.Of(handle).NonBlockingReads)
         {
             return -1;
         }

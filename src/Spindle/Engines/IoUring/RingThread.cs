@@ -273,6 +273,19 @@ internal sealed unsafe class RingThread
 
     private bool TryPlace(IoUringOperation operation)
     {
+        if (SyscallFaults.Enabled)
+        {
+            int injected = operation.DecideFault();
+            if (injected != 0)
+            {
+                // The test seam answers for the kernel, as a CQE with -errno would.
+                if (operation.OnCompletion(-injected))
+                {
+                    _retries.Enqueue(operation);
+                }
+                return true;
+            }
+        }
         IoUringSqe* sqe = _ring.TryGetSqe();
         if (sqe == null)
         {

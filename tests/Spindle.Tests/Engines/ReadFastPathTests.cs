@@ -120,3 +120,24 @@ public partial class ReadFastPathTests
         Assert.Equal(expected, File.ReadAllBytes(dir.File("f")));
     }
 }
+
+public class ReadFastPathPerHandleTests
+{
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task A_handle_with_the_fast_path_off_reads_through_the_engine(IoEngine engine)
+    {
+        using var dir = new Spindle.Tests.Infrastructure.TempDirectory();
+        string path = dir.File("f");
+        byte[] data = new byte[8192];
+        new Random(15).NextBytes(data);
+        File.WriteAllBytes(path, data);
+        using Microsoft.Win32.SafeHandles.SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read);
+        Spindle.Engines.FastPath.ReadFastPath.DisableFor(handle);
+        byte[] buffer = new byte[8192];
+        // Cached data, yet the fast path declines the handle, so the engine reads it, with the same bytes.
+        Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(data, buffer);
+        Assert.False(Spindle.Engines.FastPath.ReadFastPath.TryRead(handle, buffer, 0, engine) >= 0);
+    }
+}

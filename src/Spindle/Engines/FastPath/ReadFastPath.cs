@@ -74,6 +74,12 @@ internal static unsafe class ReadFastPath
     }
 
     /// <summary>
+    /// Turns the read fast path off for one handle (for <see cref="SpindleFileOptions.ReadFastPath"/>
+    /// set to false): every engine then sends that handle's reads to the kernel the engine's way.
+    /// </summary>
+    internal static void DisableFor(SafeFileHandle handle) => HandleFacts.Of(handle).NonBlockingReads = false;
+
+    /// <summary>
     /// The fast path as an engine uses it: true when the read is done (<paramref name="completed"/>
     /// bytes, all asked for or up to the end of the file). When only part was cached, the buffer and
     /// offset are moved past it and <paramref name="prefix"/> says how much, so that the engine reads

@@ -11,6 +11,8 @@ if (args.Length > 0 && args[0] == "exit-with-pending")
 // asynchronous reads and writes on the process-wide engine.
 var operations = new Dictionary<string, long>();
 long fastPathHits = 0;
+long fallbacks = 0;
+bool forceIoUring = args.Length > 0 && args[0] == "force-iouring";
 using var listener = new MeterListener();
 listener.InstrumentPublished = (instrument, l) =>
 {
@@ -38,6 +40,10 @@ listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
             fastPathHits += value;
         }
+        else if (instrument.Name == "spindle.engine.fallbacks")
+        {
+            fallbacks += value;
+        }
     }
 });
 listener.Start();
@@ -53,7 +59,9 @@ try
         byte[] read = new byte[8192];
         for (int i = 0; i < 4; i++)
         {
-            int n = await SpindleRandomAccess.ReadAsync(handle, read, 0);
+            int n = forceIoUring
+                ? await SpindleRandomAccess.ReadAsync(handle, read, 0, IoEngine.IoUring)
+                : await SpindleRandomAccess.ReadAsync(handle, read, 0);
             if (n != data.Length || !read.AsSpan().SequenceEqual(data))
             {
                 Console.WriteLine("error=mismatch");
@@ -73,6 +81,7 @@ lock (operations)
     Console.WriteLine($"iouring={SpindleRandomAccess.IsIoUringAvailable}");
     Console.WriteLine($"operations={string.Join(",", operations.OrderBy(p => p.Key).Select(p => $"{p.Key}:{p.Value}"))}");
     Console.WriteLine($"fastpath={fastPathHits}");
+    Console.WriteLine($"fallbacks={fallbacks}");
 }
 return 0;
 

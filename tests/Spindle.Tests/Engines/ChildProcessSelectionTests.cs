@@ -94,4 +94,25 @@ public class ChildProcessSelectionTests
         // The reads were really still in flight when the process exited (RunProbe checked exit code 0, in time).
         Assert.Equal("100", result["pending"]);
     }
+
+    [Fact]
+    public void With_io_uring_switched_off_every_request_falls_back_to_the_thread_pool_and_says_so()
+    {
+        using var dir = new TempDirectory();
+        string source = Path.Combine(AppContext.BaseDirectory, "Spindle.EngineProbe.runtimeconfig.json");
+        JsonNode config = JsonNode.Parse(File.ReadAllText(source))!;
+        JsonObject runtimeOptions = config["runtimeOptions"]!.AsObject();
+        JsonObject properties = runtimeOptions["configProperties"] as JsonObject ?? new JsonObject();
+        runtimeOptions["configProperties"] = properties;
+        properties["Spindle.DisableIoUring"] = true;
+        string path = dir.File("probe.runtimeconfig.json");
+        File.WriteAllText(path, config.ToJsonString());
+
+        // Even reads that ask for io_uring by name run on the pool, and the fallback is counted.
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?>(), path, mode: "force-iouring");
+        Assert.Equal("ThreadPool", result["engine"]);
+        Assert.Equal("False", result["iouring"]);
+        Assert.Matches(@"^threadpool:\d+$", result["operations"]);
+        Assert.NotEqual("0", result["fallbacks"]);
+    }
 }

@@ -31,8 +31,16 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.IoUring;
 
+    /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
+    internal const string DisableSwitch = "Spindle.DisableIoUring";
+
     private static IoUringEngine? Create()
     {
+        if (AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled)
+        {
+            UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
+            return null;
+        }
         var engine = new IoUringEngine(new RingThread());
         if (!engine.Thread.Start(engine, out string? reason))
         {

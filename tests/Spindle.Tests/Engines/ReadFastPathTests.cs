@@ -119,6 +119,21 @@ public partial class ReadFastPathTests
         byte[] expected = [.. small, .. large];
         Assert.Equal(expected, File.ReadAllBytes(dir.File("f")));
     }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task Writes_to_a_write_through_file_are_never_done_inline(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        // WriteThrough is O_SYNC: each write waits for the device, which must not happen on the caller's thread.
+        using SafeFileHandle handle = File.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.WriteThrough);
+        byte[] small = new byte[4096];
+        new Random(16).NextBytes(small);
+        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        await SpindleRandomAccess.WriteAsync(handle, small, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(before.InlineWrites, SpindleMetrics.Snapshot().InlineWrites);
+        Assert.Equal(small, File.ReadAllBytes(dir.File("f")));
+    }
 }
 
 public class ReadFastPathPerHandleTests

@@ -18,13 +18,15 @@ internal sealed class HandleFacts
     private const long TmpfsMagic = 0x01021994;
     private const long F2fsMagic = 0xF2F52010;
 
+    private const int DsyncBit = 0x1000;
+
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts>.CreateValueCallback s_probe = Probe;
 
     /// <summary>A regular file without O_DIRECT whose file system accepts RWF_NOWAIT reads (as far as known).</summary>
     public volatile bool NonBlockingReads;
 
-    /// <summary>A regular file without O_DIRECT on a local disk or memory file system: a buffered write is a copy.</summary>
+    /// <summary>A regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered write is a copy.</summary>
     public bool CachedWrites;
 
     internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
@@ -44,7 +46,8 @@ internal sealed class HandleFacts
                 && Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
                 && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;
-            if (cached)
+            // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
+            if (cached && (flags & DsyncBit) == 0)
             {
                 // struct statfs: f_type is the first field (a long) on 64-bit Linux.
                 byte* buffer = stackalloc byte[256];

@@ -203,10 +203,10 @@ internal static unsafe class SyscallFaults
         return -1;
     }
 
-    private static nuint Shorten(nuint count) => count > 1 ? count / 2 : count;
+    internal static nuint Shorten(nuint count) => count > 1 ? count / 2 : count;
 
     // Copies the iovecs that hold the first half of the bytes into cut, ending inside an iovec where needed.
-    private static int CutVectors(IoVector* vectors, int count, IoVector* cut)
+    internal static int CutVectors(IoVector* vectors, int count, IoVector* cut)
     {
         nuint total = 0;
         for (int i = 0; i < count; i++)

@@ -1,0 +1,110 @@
+using Microsoft.Win32.SafeHandles;
+
+namespace Spindle.Benchmarks.Workloads.Beyond;
+
+/// <summary>
+/// 4 KiB reads at random aligned offsets of a large file with a fixed number in flight, all contenders
+/// on the same handle: page-cache hits (the file is read once first) or O_DIRECT misses.
+/// </summary>
+public sealed class RandomReads : Workload
+{
+    private const int BlockSize = 4096;
+    private const int OffsetCount = 1 << 16;   // offsets are drawn from a fixed table, walked on from call to call
+
+    private readonly long _fileSize;
+    private readonly int _inFlight;
+    private readonly bool _direct;
+    private readonly int _reads;
+    private readonly long[] _offsets = new long[OffsetCount];
+    private readonly Task[] _workers;
+    private AlignedBuffer[] _buffers = [];
+    private SafeFileHandle? _handle;
+    private string _path = "";
+    private int _start;   // where the next invocation starts in the offset table
+
+    /// <summary>Creates the row: <paramref name="reads"/> reads per invocation over a file of <paramref name="fileSize"/> bytes.</summary>
+    public RandomReads(long fileSize, int inFlight, bool direct, int reads)
+        : base("Beyond", $"RandomRead4K.{(direct ? "Direct" : "Cached")}(QD {inFlight}, {Units.Bytes(fileSize)})")
+    {
+        _fileSize = fileSize;
+        _inFlight = inFlight;
+        _direct = direct;
+        _reads = reads;
+        _workers = new Task[inFlight];
+        var random = new Random(42);
+        long blocks = fileSize / BlockSize;
+        for (int i = 0; i < _offsets.Length; i++)
+        {
+            _offsets[i] = random.NextInt64(blocks) * BlockSize;
+        }
+    }
+
+    /// <inheritdoc />
+    public override IReadOnlyList<Contender> Contenders => Workloads.Contenders.AllEngines;
+
+    /// <inheritdoc />
+    public override bool IsAsync => true;
+
+    /// <inheritdoc />
+    public override int OperationsPerInvocation => _reads;
+
+    /// <inheritdoc />
+    public override FioJob? Fio => _direct
+        ? new FioJob("randread", BlockSize, "io_uring", _inFlight, Direct: true, _path, _fileSize)
+        : new FioJob("randread", BlockSize, "psync", 1, Direct: false, _path, _fileSize);
+
+    /// <inheritdoc />
+    public override void Setup(BenchFiles files)
+    {
+        _path = files.Source(_fileSize);
+        _buffers = new AlignedBuffer[_inFlight];
+        for (int i = 0; i < _inFlight; i++)
+        {
+            _buffers[i] = new AlignedBuffer(BlockSize, DirectIo.Alignment);
+        }
+        if (_direct)
+        {
+            _handle = DirectIo.OpenHandle(_path);
+        }
+        else
+        {
+            _handle = File.OpenHandle(_path, FileMode.Open, FileAccess.Read, FileShare.Read, FileOptions.Asynchronous);
+            PageCache.Warm(_handle, _fileSize);
+        }
+    }
+
+    /// <inheritdoc />
+    public override async ValueTask RunAsync(Contender contender)
+    {
+        int start = _start;
+        _start = (start + _reads) % OffsetCount;
+        for (int i = 0; i < _inFlight; i++)
+        {
+            _workers[i] = Worker(contender, i, start);
+        }
+        await Task.WhenAll(_workers).ConfigureAwait(false);
+    }
+
+    private async Task Worker(Contender contender, int worker, int start)
+    {
+        Memory<byte> buffer = _buffers[worker].Memory;
+        SafeFileHandle handle = _handle!;
+        for (int i = worker; i < _reads; i += _inFlight)
+        {
+            long offset = _offsets[(start + i) % OffsetCount];
+            _ = contender == Contender.SystemIO
+                ? await System.IO.RandomAccess.ReadAsync(handle, buffer, offset).ConfigureAwait(false)
+                : await SpindleRandomAccess.ReadAsync(handle, buffer, offset, contender.Engine()).ConfigureAwait(false);
+        }
+    }
+
+    /// <inheritdoc />
+    protected override void Dispose(bool disposing)
+    {
+        _handle?.Dispose();
+        foreach (AlignedBuffer buffer in _buffers)
+        {
+            ((IDisposable)buffer).Dispose();
+        }
+    }
+}

@@ -1,0 +1,183 @@
+using System.Diagnostics;
+using Spindle.Benchmarks.Workloads;
+using Spindle.Tool.Cli;
+using Spindle.Tool.Reports;
+
+namespace Spindle.Tool.Bench;
+
+/// <summary><c>spindle bench</c>: SPEC §5's matrix, System.IO and Spindle side by side in one process.</summary>
+public sealed class BenchCommand : ICommand
+{
+    /// <inheritdoc />
+    public string Name => "bench";
+
+    /// <inheritdoc />
+    public string Summary => "run System.IO and Spindle side by side on the benchmark matrix";
+
+    /// <inheritdoc />
+    public string Help => """
+        usage: spindle bench [--quick] [--filter PATTERN] [--dir PATH] [--out PATH] [--rounds N] [--no-fio]
+
+        Runs SPEC §5's benchmark matrix (FileStream, RandomAccess and beyond-System.IO rows) in one
+        process, System.IO and every Spindle engine interleaved, and prints one table: median time per
+        operation of each contender, the ratio best Spindle / System.IO, allocated bytes per operation,
+        and fio's figure where a row has one. Writes bench-report.md, bench-report.json and
+        bench-report.svg (a bar chart of the ratios).
+
+          --quick           shrink the large files and the rounds: about a minute in all
+          --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
+                            several patterns separated by |
+          --dir PATH        where the benchmark files go (default: the current directory); O_DIRECT
+                            rows are skipped on file systems without direct I/O (tmpfs)
+          --out PATH        where the reports go (default: the current directory)
+          --rounds N        measured rounds per contender (default 9, --quick 5)
+          --no-fio          do not run fio even when it is installed
+          --list            print the rows that would run and stop
+        """;
+
+    private static readonly string[] Valued = ["--filter", "--dir", "--out", "--rounds"];
+    private static readonly string[] Switches = ["--quick", "--no-fio", "--list"];
+
+    /// <inheritdoc />
+    public int Run(IReadOnlyList<string> args, ToolConsole console)
+    {
+        Arguments line = Arguments.Parse(args, Valued, Switches);
+        if (line.Help)
+        {
+            console.Out.WriteLine(Help);
+            return 0;
+        }
+        if (line.Positional.Count > 0)
+        {
+            throw new UsageException($"unexpected argument: {line.Positional[0]}");
+        }
+        bool quick = line.Has("--quick");
+        HarnessSettings settings = quick ? HarnessSettings.Quick : HarnessSettings.Full;
+        settings = settings with { Rounds = line.Int("--rounds", settings.Rounds) };
+        var filter = new RowFilter(line.Value("--filter"));
+        List<Workload> rows = Matrix.Build(quick ? MatrixScale.Quick : MatrixScale.Full).Where(r => filter.Matches(r.Name)).ToList();
+        if (rows.Count == 0)
+        {
+            throw new UsageException($"no row matches --filter {line.Value("--filter")} (spindle bench --list shows the rows)");
+        }
+        if (line.Has("--list"))
+        {
+            rows.ForEach(r => console.Out.WriteLine(r.Name));
+            return 0;
+        }
+        string directory = Directories.Writable(line.Value("--dir", "."), "--dir");
+        string output = Directories.Writable(line.Value("--out", "."), "--out");
+        string? fio = line.Has("--no-fio") ? null : FioRunner.Locate();
+        string noFio = line.Has("--no-fio") ? "n/a (--no-fio)" : FioRunner.NotInstalled;
+
+        BenchReport report = RunAsync(rows, settings, directory, fio, noFio, quick, console).GetAwaiter().GetResult();
+
+        console.Out.Write(BenchTable.Build(report.Rows).ToConsole());
+        string markdown = Path.Combine(output, "bench-report.md");
+        string json = Path.Combine(output, "bench-report.json");
+        string svg = Path.Combine(output, "bench-report.svg");
+        File.WriteAllText(markdown, BenchMarkdown.Write(report, "bench-report.svg"));
+        File.WriteAllText(json, BenchJson.Write(report));
+        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}"), svg);
+        int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
+        console.Out.WriteLine();
+        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} SPEC §6 target checks not met (see the report)");
+        console.Out.WriteLine($"wrote {markdown}, {json}, {svg}");
+        return 0;
+    }
+
+    private static async Task<BenchReport> RunAsync(List<Workload> rows, HarnessSettings settings, string directory, string? fio, string noFio, bool quick, ToolConsole console)
+    {
+        var started = DateTimeOffset.UtcNow;
+        var clock = Stopwatch.StartNew();
+        var progress = new ProgressLine(console.Error);
+        var results = new List<RowResult>();
+        using var files = new BenchFiles(directory);
+        try
+        {
+            for (int i = 0; i < rows.Count; i++)
+            {
+                progress.Report(i, rows.Count, $"row {i + 1} of {rows.Count}: {rows[i].Name}");
+                results.Add(await RunRowAsync(rows[i], files, settings, fio, noFio, console.Cancellation).ConfigureAwait(false));
+            }
+        }
+        finally
+        {
+            progress.Clear();
+            foreach (Workload row in rows)
+            {
+                row.Dispose();
+            }
+        }
+        return new BenchReport
+        {
+            Date = started,
+            Machine = MachineInfo.Read(directory),
+            Quick = quick,
+            Settings = settings,
+            Directory = directory,
+            FioVersion = fio is null ? null : FioVersion(fio),
+            Rows = results,
+            Elapsed = clock.Elapsed,
+        };
+    }
+
+    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, string? fio, string noFio, CancellationToken cancellation)
+    {
+        try
+        {
+            row.Setup(files);
+        }
+        catch (NotSupportedException e)
+        {
+            return new RowResult { Name = row.Name, Group = row.Group, IsAsync = row.IsAsync, OperationsPerInvocation = row.OperationsPerInvocation, Results = [], Skipped = e.Message };
+        }
+        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation).ConfigureAwait(false);
+        FioResult? fioResult = null;
+        string fioNote = "—";
+        if (row.Fio is { } job)
+        {
+            if (fio is null)
+            {
+                fioNote = noFio;
+            }
+            else
+            {
+                try
+                {
+                    fioResult = await FioRunner.RunAsync(fio, job, settings.FioSeconds, cancellation).ConfigureAwait(false);
+                }
+                catch (Exception e) when (e is InvalidOperationException or System.Text.Json.JsonException or System.ComponentModel.Win32Exception or KeyNotFoundException)
+                {
+                    fioNote = "fio failed: " + e.Message;
+                }
+            }
+        }
+        row.Dispose();
+        return new RowResult
+        {
+            Name = row.Name,
+            Group = row.Group,
+            IsAsync = row.IsAsync,
+            OperationsPerInvocation = row.OperationsPerInvocation,
+            Results = measured,
+            Fio = fioResult,
+            FioNote = fioNote,
+        };
+    }
+
+    private static string? FioVersion(string fio)
+    {
+        try
+        {
+            using Process process = Process.Start(new ProcessStartInfo(fio, "--version") { RedirectStandardOutput = true, UseShellExecute = false })!;
+            string version = process.StandardOutput.ReadToEnd().Trim();
+            process.WaitForExit();
+            return version;
+        }
+        catch (System.ComponentModel.Win32Exception)
+        {
+            return null;
+        }
+    }
+}

@@ -1,0 +1,31 @@
+using Spindle.Tool.Reports;
+
+namespace Spindle.Tool.Bench;
+
+/// <summary>A finished <c>spindle bench</c> run: when, where, how, and every row's figures.</summary>
+public sealed class BenchReport
+{
+    /// <summary>When the run started (UTC).</summary>
+    public required DateTimeOffset Date { get; init; }
+
+    /// <summary>The machine.</summary>
+    public required MachineInfo Machine { get; init; }
+
+    /// <summary>True for <c>--quick</c>.</summary>
+    public required bool Quick { get; init; }
+
+    /// <summary>The harness settings used.</summary>
+    public required HarnessSettings Settings { get; init; }
+
+    /// <summary>The directory of the files.</summary>
+    public required string Directory { get; init; }
+
+    /// <summary>The fio version, or null when fio is not installed.</summary>
+    public string? FioVersion { get; init; }
+
+    /// <summary>Every row, in matrix order.</summary>
+    public required IReadOnlyList<RowResult> Rows { get; init; }
+
+    /// <summary>How long the run took.</summary>
+    public TimeSpan Elapsed { get; set; }
+}

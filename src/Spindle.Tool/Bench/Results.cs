@@ -1,0 +1,64 @@
+using Spindle.Benchmarks.Workloads;
+
+namespace Spindle.Tool.Bench;
+
+/// <summary>One contender's figures for a row, per operation.</summary>
+/// <param name="Contender">Who ran.</param>
+/// <param name="MedianNs">The median over the rounds of the time per operation.</param>
+/// <param name="MinNs">The fastest round.</param>
+/// <param name="MaxNs">The slowest round.</param>
+/// <param name="AllocatedBytesPerOperation">Bytes allocated per operation (median over the rounds, from <see cref="GC.GetTotalAllocatedBytes(bool)"/>).</param>
+/// <param name="Rounds">How many rounds were measured.</param>
+/// <param name="InvocationsPerRound">How many invocations each round ran.</param>
+public sealed record ContenderResult(Contender Contender, double MedianNs, double MinNs, double MaxNs,
+    double AllocatedBytesPerOperation, int Rounds, int InvocationsPerRound);
+
+/// <summary>fio's figure for a row.</summary>
+/// <param name="Command">The command that ran.</param>
+/// <param name="Iops">Operations per second.</param>
+/// <param name="BytesPerSecond">Bandwidth.</param>
+public sealed record FioResult(string Command, double Iops, double BytesPerSecond)
+{
+    /// <summary>Nanoseconds per operation at fio's rate.</summary>
+    public double NsPerOperation => Iops > 0 ? 1e9 / Iops : double.NaN;
+}
+
+/// <summary>Everything measured for one row of the matrix.</summary>
+public sealed class RowResult
+{
+    /// <summary>The row's name.</summary>
+    public required string Name { get; init; }
+
+    /// <summary>FileStream, RandomAccess or Beyond.</summary>
+    public required string Group { get; init; }
+
+    /// <summary>True for async rows (target 0.50).</summary>
+    public required bool IsAsync { get; init; }
+
+    /// <summary>Operations per invocation (reads of a random-read row, 1 elsewhere).</summary>
+    public required int OperationsPerInvocation { get; init; }
+
+    /// <summary>Figures per contender that ran; System.IO first.</summary>
+    public required IReadOnlyList<ContenderResult> Results { get; init; }
+
+    /// <summary>Why the row did not run (e.g. no O_DIRECT on this file system), or null.</summary>
+    public string? Skipped { get; init; }
+
+    /// <summary>fio's figure, or null.</summary>
+    public FioResult? Fio { get; init; }
+
+    /// <summary>What the fio column says when there is no figure: "—" (no fio row), "n/a (fio not installed)", or an error.</summary>
+    public string FioNote { get; init; } = "—";
+
+    /// <summary>System.IO's figures, or null when the row was skipped.</summary>
+    public ContenderResult? SystemIO => Results.FirstOrDefault(r => r.Contender == Contender.SystemIO);
+
+    /// <summary>The Spindle contender with the lowest median, or null.</summary>
+    public ContenderResult? BestSpindle => Results.Where(r => r.Contender != Contender.SystemIO).MinBy(r => r.MedianNs);
+
+    /// <summary>Best Spindle median over System.IO median: below 1 means Spindle is faster.</summary>
+    public double Ratio => SystemIO is { } s && BestSpindle is { } b && s.MedianNs > 0 ? b.MedianNs / s.MedianNs : double.NaN;
+
+    /// <summary>The figure of one contender, or null when it did not run.</summary>
+    public ContenderResult? For(Contender contender) => Results.FirstOrDefault(r => r.Contender == contender);
+}

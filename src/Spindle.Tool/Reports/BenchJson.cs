@@ -1,0 +1,82 @@
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using Spindle.Benchmarks.Workloads;
+using Spindle.Tool.Bench;
+
+namespace Spindle.Tool.Reports;
+
+/// <summary><c>bench-report.json</c>: every figure of a run, for scripts and for comparing runs.</summary>
+public static class BenchJson
+{
+    /// <summary>The report as indented JSON. Missing figures are null.</summary>
+    public static string Write(BenchReport report)
+    {
+        var rows = new JsonArray();
+        foreach (RowResult row in report.Rows)
+        {
+            var results = new JsonObject();
+            foreach (ContenderResult result in row.Results)
+            {
+                results[result.Contender.Title()] = new JsonObject
+                {
+                    ["medianNs"] = Number(result.MedianNs),
+                    ["minNs"] = Number(result.MinNs),
+                    ["maxNs"] = Number(result.MaxNs),
+                    ["allocatedBytesPerOperation"] = Number(result.AllocatedBytesPerOperation),
+                    ["rounds"] = result.Rounds,
+                    ["invocationsPerRound"] = result.InvocationsPerRound,
+                };
+            }
+            var targets = new JsonArray();
+            foreach (TargetCheck check in SpecTargets.Evaluate(row))
+            {
+                targets.Add(new JsonObject { ["target"] = check.Target, ["met"] = check.Met, ["measured"] = check.Detail });
+            }
+            rows.Add(new JsonObject
+            {
+                ["name"] = row.Name,
+                ["group"] = row.Group,
+                ["async"] = row.IsAsync,
+                ["operationsPerInvocation"] = row.OperationsPerInvocation,
+                ["skipped"] = row.Skipped,
+                ["results"] = results,
+                ["ratio"] = Number(row.Ratio),
+                ["bestSpindle"] = row.BestSpindle?.Contender.Title(),
+                ["fio"] = row.Fio is { } fio
+                    ? new JsonObject { ["command"] = fio.Command, ["iops"] = Number(fio.Iops), ["bytesPerSecond"] = Number(fio.BytesPerSecond), ["spindleShare"] = Number(SpecTargets.FioShare(row)) }
+                    : null,
+                ["fioNote"] = row.Fio is null ? row.FioNote : null,
+                ["targets"] = targets,
+            });
+        }
+        var root = new JsonObject
+        {
+            ["date"] = report.Date.ToString("O"),
+            ["quick"] = report.Quick,
+            ["elapsedSeconds"] = Math.Round(report.Elapsed.TotalSeconds, 1),
+            ["directory"] = report.Directory,
+            ["fio"] = report.FioVersion,
+            ["machine"] = new JsonObject
+            {
+                ["processors"] = report.Machine.Processors,
+                ["cpu"] = report.Machine.CpuModel,
+                ["kernel"] = report.Machine.Kernel,
+                ["memoryBytes"] = report.Machine.MemoryBytes,
+                ["fileSystem"] = report.Machine.FileSystem,
+                ["runtime"] = report.Machine.Runtime,
+                ["l1DataCacheBytes"] = report.Machine.L1DataCacheBytes,
+            },
+            ["settings"] = new JsonObject
+            {
+                ["rounds"] = report.Settings.Rounds,
+                ["warmupMs"] = report.Settings.WarmupTime.TotalMilliseconds,
+                ["roundMs"] = report.Settings.RoundTime.TotalMilliseconds,
+                ["fioSeconds"] = report.Settings.FioSeconds,
+            },
+            ["rows"] = rows,
+        };
+        return root.ToJsonString(new JsonSerializerOptions { WriteIndented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping });
+    }
+
+    private static JsonNode? Number(double value) => double.IsFinite(value) ? JsonValue.Create(Math.Round(value, 3)) : null;
+}

@@ -1,0 +1,96 @@
+using System.Diagnostics;
+
+namespace Spindle.Tool.Tune;
+
+/// <summary>One measured combination of seed 003's sweep.</summary>
+/// <param name="Direction">Write or read.</param>
+/// <param name="Buffer">The stream's buffer size.</param>
+/// <param name="Block">The bytes per call.</param>
+/// <param name="Calls">Read/Write calls per pass (the seed's "Write calls").</param>
+/// <param name="Option">The options.</param>
+/// <param name="Time">The median time of a pass over the whole file.</param>
+/// <param name="Extrapolated">True when a pass hit the time cap and its time was scaled up from the part done.</param>
+public sealed record TuneMeasurement(Benchmarks.Workloads.Direction Direction, int Buffer, int Block, long Calls, TuneOption Option, TimeSpan Time, bool Extrapolated);
+
+/// <summary>Writes and reads the sweep's file through a stream, the way the seed's program did.</summary>
+internal sealed class TunePass(string path, long fileSize, TimeSpan cap)
+{
+    private byte[] _block = [];
+
+    /// <summary>Writes the whole file once with the combination; returns the time and whether it was capped.</summary>
+    public (TimeSpan Time, bool Capped) Write(int buffer, int block, TuneOption option)
+    {
+        byte[] data = Block(block);
+        long start = Stopwatch.GetTimestamp();
+        long written = 0;
+        using (Stream stream = Open(FileMode.Create, FileAccess.Write, buffer, option))
+        {
+            while (written < fileSize)
+            {
+                int count = (int)Math.Min(data.Length, fileSize - written);
+                stream.Write(data, 0, count);
+                written += count;
+                if (Stopwatch.GetElapsedTime(start) > cap && written < fileSize)
+                {
+                    break;
+                }
+            }
+        }
+        return Scale(Stopwatch.GetElapsedTime(start), written);
+    }
+
+    /// <summary>Reads the whole file once with the combination.</summary>
+    public (TimeSpan Time, bool Capped) Read(int buffer, int block, TuneOption option)
+    {
+        byte[] data = Block(block);
+        long start = Stopwatch.GetTimestamp();
+        long read = 0;
+        using (Stream stream = Open(FileMode.Open, FileAccess.Read, buffer, option))
+        {
+            int n;
+            while ((n = stream.Read(data, 0, data.Length)) > 0)
+            {
+                read += n;
+                if (Stopwatch.GetElapsedTime(start) > cap && read < fileSize)
+                {
+                    break;
+                }
+            }
+        }
+        return Scale(Stopwatch.GetElapsedTime(start), read);
+    }
+
+    /// <summary>Which stream the sweep measures, for the report.</summary>
+    public static string StreamName =>
+#if SPINDLE_STREAM
+        "SpindleFileStream";
+#else
+        "System.IO.FileStream (SpindleFileStream is not in this build)";
+#endif
+
+    private (TimeSpan, bool) Scale(TimeSpan elapsed, long done) =>
+        done >= fileSize || done == 0 ? (elapsed, false) : (elapsed * ((double)fileSize / done), true);
+
+    private byte[] Block(int size)
+    {
+        if (_block.Length != size)
+        {
+            _block = new byte[size];
+            Random.Shared.NextBytes(_block);
+        }
+        return _block;
+    }
+
+    private Stream Open(FileMode mode, FileAccess access, int buffer, TuneOption option)
+    {
+#if SPINDLE_STREAM
+        var options = new SpindleFileOptions { Mode = mode, Access = access, Share = FileShare.None, BufferSize = buffer, Options = option.Options };
+#if SPINDLE_DIRECT
+        options.DirectIO = option.Direct;
+#endif
+        return new SpindleFileStream(path, options);
+#else
+        return new FileStream(path, mode, access, FileShare.None, buffer, option.Options);
+#endif
+    }
+}

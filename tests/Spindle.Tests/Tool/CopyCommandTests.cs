@@ -1,0 +1,75 @@
+#if SPINDLE_COPY
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Tool;
+
+public class CopyCommandTests
+{
+    [Fact]
+    public void Copy_makes_a_byte_identical_file_and_reports_size_time_and_throughput()
+    {
+        using var dir = new TempDirectory();
+        byte[] data = new byte[3 * 1024 * 1024 + 123];
+        new Random(7).NextBytes(data);
+        File.WriteAllBytes(dir.File("src.bin"), data);
+
+        ToolRunner.Result result = ToolRunner.Run("copy", dir.File("src.bin"), dir.File("dst.bin"));
+
+        Assert.True(result.ExitCode == 0, result.Error);
+        Assert.Equal(data, File.ReadAllBytes(dir.File("dst.bin")));
+        Assert.Matches(@"^copied 3 MiB \(3145851 bytes\) in [\d.]+ s, [\d.]+ MiB/s", result.Out.Trim());
+    }
+
+    [Fact]
+    public void Copy_refuses_an_existing_destination_without_overwrite_and_replaces_it_with()
+    {
+        using var dir = new TempDirectory();
+        File.WriteAllText(dir.File("src.txt"), "new content");
+        File.WriteAllText(dir.File("dst.txt"), "old");
+
+        ToolRunner.Result refused = ToolRunner.Run("copy", dir.File("src.txt"), dir.File("dst.txt"));
+        Assert.Equal(1, refused.ExitCode);
+        Assert.Equal("old", File.ReadAllText(dir.File("dst.txt")));
+
+        ToolRunner.Result replaced = ToolRunner.Run("copy", dir.File("src.txt"), dir.File("dst.txt"), "--overwrite");
+        Assert.Equal(0, replaced.ExitCode);
+        Assert.Equal("new content", File.ReadAllText(dir.File("dst.txt")));
+    }
+
+    [Fact]
+    public void Copy_of_a_missing_source_fails_with_one_line()
+    {
+        using var dir = new TempDirectory();
+        ToolRunner.Result result = ToolRunner.Run("copy", dir.File("missing.bin"), dir.File("dst.bin"));
+        Assert.Equal(1, result.ExitCode);
+        Assert.Equal($"spindle copy: source not found: {dir.File("missing.bin")}", result.Error.Trim());
+        Assert.False(File.Exists(dir.File("dst.bin")));
+    }
+
+    [Fact]
+    public void Copy_to_a_read_only_file_system_fails_with_one_line()
+    {
+        using var dir = new TempDirectory("/work");
+        File.WriteAllText(dir.File("src.txt"), "data");
+        Directory.CreateDirectory(dir.File("ro"));
+        using var readOnly = SmallTmpfs.TryMount(dir.File("ro"), "1m", readOnly: true);
+        if (readOnly is null)
+        {
+            Console.WriteLine("skipped: mount -t tmpfs -o ro refused");
+            return;
+        }
+        ToolRunner.Result result = ToolRunner.Run("copy", dir.File("src.txt"), Path.Combine(dir.File("ro"), "dst.txt"));
+
+        Assert.Equal(1, result.ExitCode);
+        Assert.StartsWith("spindle copy: ", result.LastErrorLine());
+        Assert.Single(result.Error.Trim().Split('\n'));
+    }
+
+    [Fact]
+    public void Copy_help_and_missing_arguments()
+    {
+        Assert.Equal(0, ToolRunner.Run("copy", "--help").ExitCode);
+        Assert.Equal(2, ToolRunner.Run("copy", "only-one").ExitCode);
+    }
+}
+#endif

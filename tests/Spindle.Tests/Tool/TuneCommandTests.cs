@@ -1,0 +1,53 @@
+using System.Xml.Linq;
+using Spindle.Tests.Infrastructure;
+using Spindle.Tool.Reports;
+using Spindle.Tool.Tune;
+
+namespace Spindle.Tests.Tool;
+
+public class TuneCommandTests
+{
+    [Fact]
+    public void Tune_quick_with_a_small_file_recommends_settings_and_writes_the_heat_map()
+    {
+        using var dir = new TempDirectory();
+
+        ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "256k", "--top", "3", "--dir", dir.Path, "--out", dir.Path);
+
+        Assert.True(result.ExitCode == 0, result.Error);
+        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
+        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
+        Assert.Contains("Base line", result.Out);
+        Assert.Contains(CacheInfo.L1DataBytes() > 0 ? "rule of thumb" : "L1 data cache: unknown", result.Out);
+
+        XDocument heatMap = XDocument.Load(dir.File("tune-heatmap.svg"));
+        // Two panels (write, read) of 4 × 4 cells, each with a tooltip naming its combination.
+        Assert.Equal(32, heatMap.Descendants().Count(e => e.Name.LocalName == "title"));
+        Assert.Equal(["tune-heatmap.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName));
+    }
+
+    [Fact]
+    public void Tune_help_and_bad_sizes()
+    {
+        Assert.Equal(0, ToolRunner.Run("tune", "--help").ExitCode);
+        ToolRunner.Result bad = ToolRunner.Run("tune", "--size", "lots");
+        Assert.Equal(2, bad.ExitCode);
+        Assert.Contains("not a size", bad.Error);
+    }
+
+    [Fact]
+    public void Rule_of_thumb_takes_the_middle_of_the_seeds_ranges_in_512_byte_steps()
+    {
+        // 48 KiB L1d: buffer 37.5 % = 18 KiB, block 70 % = 33.6 KiB rounded down to 33.5 KiB.
+        Assert.Equal((18 * 1024, 67 * 512), TuneGrid.RuleOfThumb(48 * 1024));
+        Assert.Equal((12 * 1024, 22 * 1024), TuneGrid.RuleOfThumb(32 * 1024));
+    }
+
+    [Fact]
+    public void Cache_sizes_from_sysfs_parse()
+    {
+        Assert.Equal(48 * 1024, CacheInfo.ParseSize("48K\n"));
+        Assert.Equal(1024 * 1024, CacheInfo.ParseSize("1M"));
+        Assert.Equal(0, CacheInfo.ParseSize("lots"));
+    }
+}

@@ -180,6 +180,13 @@ public class StreamConstructionTests
         Assert.Equal(3, view.ReadByte());
         Assert.Equal(2, stream.Position);
         Assert.Equal(3, stream.ReadByte());
+
+        // With read-ahead in the buffer, the descriptor is moved back to what the caller has consumed.
+        Assert.Equal(4, stream.ReadByte());
+        SafeFileHandle again = stream.SafeFileHandle;
+        using var view2 = new FileStream(new SafeFileHandle(again.DangerousGetHandle(), ownsHandle: false), FileAccess.Read, 0);
+        Assert.Equal(4, view2.Position);
+        Assert.Equal(5, stream.ReadByte());
     }
 
     [Theory]

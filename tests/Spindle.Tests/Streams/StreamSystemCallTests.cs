@@ -49,14 +49,24 @@ public class StreamSystemCallTests
         Assert.Equal(10_000, stream.Position);
     }
 
+    public static TheoryData<bool, IoEngine> EveryWay()
+    {
+        var data = new TheoryData<bool, IoEngine>();
+        foreach (IoEngine engine in Enum.GetValues<IoEngine>())
+        {
+            data.Add(false, engine);
+            data.Add(true, engine);
+        }
+        return data;
+    }
+
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task An_unbuffered_read_or_write_is_one_operation(bool useAsync)
+    [MemberData(nameof(EveryWay))]
+    public async Task An_unbuffered_read_or_write_is_one_operation(bool useAsync, IoEngine engine)
     {
         using var dir = new TempDirectory();
         File.WriteAllBytes(dir.File("f"), new byte[100_000]);
-        await using var stream = Open(dir.File("f"), bufferSize: 0, useAsync);
+        await using var stream = Open(dir.File("f"), bufferSize: 0, useAsync, engine);
         byte[] buffer = new byte[3000];
         foreach (Func<Task> call in new Func<Task>[]
         {

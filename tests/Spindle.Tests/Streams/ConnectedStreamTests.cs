@@ -220,4 +220,31 @@ public class ConnectedStreamTests
             received.Write(buffer, 0, read);
         }
     }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(4096)]
+    public async Task A_pending_pipe_read_on_io_uring_can_be_cancelled_without_losing_data(int bufferSize)
+    {
+        if (!Spindle.Engines.EngineSelector.IsIoUringAvailable)
+        {
+            // Only io_uring can cancel a read that is already waiting in the kernel; the pool engines block a thread.
+            return;
+        }
+        using var dir = new TempDirectory();
+        var configuration = new StreamConfiguration(bufferSize, UseAsync: true, IoEngine.IoUring);
+        (Stream reader, Stream writer) = await OpenSpindleFifoAsync(dir, configuration);
+        await using (reader)
+        await using (writer)
+        {
+            Assert.Equal(IoEngine.IoUring, ((SpindleFileStream)reader).Engine);
+            byte[] buffer = new byte[16];
+            using var cancellation = new CancellationTokenSource(TimeSpan.FromMilliseconds(100));
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reader.ReadAsync(buffer, cancellation.Token).AsTask().WaitAsync(s_timeout));
+            writer.Write(new byte[] { 1, 2, 3 });
+            writer.Flush();
+            Assert.Equal(3, await reader.ReadAsync(buffer).AsTask().WaitAsync(s_timeout));
+            Assert.Equal(new byte[] { 1, 2, 3 }, buffer[..3]);
+        }
+    }
 }

@@ -38,6 +38,7 @@ public class SpindleFileStream : Stream
         SafeFileHandle handle = SpindleFile.OpenHandle(path, options);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
         _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>Opens a file for reading and writing (writing only for <see cref="FileMode.Append"/>), shared for reading, with a 4096-byte buffer.</summary>
@@ -118,6 +119,7 @@ public class SpindleFileStream : Stream
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
         SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>
@@ -135,6 +137,7 @@ public class SpindleFileStream : Stream
     {
         StreamValidation.ValidateHandle(handle, access, bufferSize);
         _strategy = StrategyFactory.ForHandle(this, handle, access, bufferSize, handle.IsAsync);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>Wraps an open handle, which the stream then owns, for synchronous or asynchronous I/O.</summary>
@@ -151,6 +154,7 @@ public class SpindleFileStream : Stream
     {
         StreamValidation.ValidateHandle(handle, access, bufferSize, isAsync);
         _strategy = StrategyFactory.ForHandle(this, handle, access, bufferSize, isAsync);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>Flushes buffered data if the stream was not disposed.</summary>
@@ -470,6 +474,15 @@ public class SpindleFileStream : Stream
     {
         // Null when the constructor threw and the finalizer runs.
         _strategy?.DisposeInternal(disposing);
+    }
+
+    private void SuppressFinalizerIfUnneeded()
+    {
+        // Finalization costs every allocation of a stream; only a buffer that may hold unwritten bytes needs it.
+        if (!_strategy.RequiresFinalizer)
+        {
+            GC.SuppressFinalize(this);
+        }
     }
 
     private void ValidateReadWriteArguments(byte[] buffer, int offset, int count)

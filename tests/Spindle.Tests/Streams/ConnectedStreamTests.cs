@@ -247,4 +247,44 @@ public class ConnectedStreamTests
             Assert.Equal(new byte[] { 1, 2, 3 }, buffer[..3]);
         }
     }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task WriteAsync_on_a_pipe_is_delivered_without_a_flush_like_FileStream(StreamConfiguration configuration)
+    {
+        using var dir = new TempDirectory();
+        foreach (bool spindle in new[] { false, true })
+        {
+            (Stream reader, Stream writer) = spindle
+                ? await OpenSpindleFifoAsync(dir, configuration)
+                : await OpenFifoAsync(dir, (path, access) => configuration.OpenSystem(path, FileMode.Open, access));
+            await using (reader)
+            await using (writer)
+            {
+                await writer.WriteAsync(new byte[] { 1, 2, 3 });
+                Assert.Equal(new byte[] { 1, 2, 3 }, await ReadExactly(reader, 3));
+                if (spindle)
+                {
+                    // Unlike System.IO, which would send the asynchronous bytes ahead of a byte still in the
+                    // buffer, Spindle keeps the order.
+                    writer.WriteByte(4);
+                    await writer.WriteAsync(new byte[] { 5, 6 });
+                    Assert.Equal(new byte[] { 4, 5, 6 }, await ReadExactly(reader, 3));
+                }
+            }
+        }
+    }
+
+    private static async Task<byte[]> ReadExactly(Stream reader, int count)
+    {
+        byte[] buffer = new byte[count];
+        int read = 0;
+        while (read < count)
+        {
+            int n = await reader.ReadAsync(buffer.AsMemory(read)).AsTask().WaitAsync(s_timeout);
+            Assert.True(n > 0, "unexpected end of stream");
+            read += n;
+        }
+        return buffer;
+    }
 }

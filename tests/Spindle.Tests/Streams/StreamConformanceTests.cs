@@ -457,4 +457,32 @@ public class StreamConformanceTests
         pair.SameState("after unawaited operations");
         await pair.AssertSameFilesAsync();
     }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task Stream_consumers_work_unchanged_on_top(StreamConfiguration configuration)
+    {
+        using var dir = new TempDirectory();
+        await using var pair = new StreamPair(dir, configuration, []);
+        string text = string.Join("\n", Enumerable.Range(0, 2000).Select(i => $"line {i}: {new string((char)('a' + i % 26), i % 70)}"));
+        StreamOutcome outcome = await pair.SameAsync(async s =>
+        {
+            var writer = new StreamWriter(s, leaveOpen: true);
+            await writer.WriteAsync(text);
+            await writer.FlushAsync();
+            var binary = new BinaryWriter(s, System.Text.Encoding.UTF8, leaveOpen: true);
+            binary.Write(42L);
+            binary.Write("tail");
+            binary.Flush();
+            s.Position = 0;
+            using var reader = new StreamReader(s, leaveOpen: true);
+            char[] chars = new char[text.Length];
+            await reader.ReadBlockAsync(chars);
+            s.Position = System.Text.Encoding.UTF8.GetByteCount(text);
+            var binaryReader = new BinaryReader(s, System.Text.Encoding.UTF8, leaveOpen: true);
+            return new string(chars) == text ? $"{binaryReader.ReadInt64()} {binaryReader.ReadString()} {s.Position}" : "text differs";
+        }, "StreamWriter/StreamReader/BinaryWriter/BinaryReader");
+        Assert.StartsWith("= 42 tail ", outcome.Text);
+        await pair.AssertSameFilesAsync();
+    }
 }

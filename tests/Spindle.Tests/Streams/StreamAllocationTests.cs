@@ -76,10 +76,15 @@ public class StreamAllocationTests
         byte[] large = new byte[8192];
         await RoundOnPoolAsync(stream, small, large).WaitAsync(TimeSpan.FromSeconds(60));
         await RoundOnPoolAsync(stream, small, large).WaitAsync(TimeSpan.FromSeconds(60));
-        long before = GC.GetTotalAllocatedBytes(precise: true);
-        await RoundOnPoolAsync(stream, small, large).WaitAsync(TimeSpan.FromSeconds(60));
-        long allocated = GC.GetTotalAllocatedBytes(precise: true) - before;
-        // Process-wide, so the runtime's own background work is counted too: less than a byte per call.
+        // Process-wide, so other threads' work is counted too: the quietest of three rounds must stay
+        // under a byte per call (one allocation per call would be at least 24 bytes each time).
+        long allocated = long.MaxValue;
+        for (int attempt = 0; attempt < 3 && allocated >= 2 * Calls; attempt++)
+        {
+            long before = GC.GetTotalAllocatedBytes(precise: true);
+            await RoundOnPoolAsync(stream, small, large).WaitAsync(TimeSpan.FromSeconds(60));
+            allocated = Math.Min(allocated, GC.GetTotalAllocatedBytes(precise: true) - before);
+        }
         Assert.True(allocated < 2 * Calls, $"{allocated} bytes for {2 * Calls} calls on {stream.Engine}");
     }
 }

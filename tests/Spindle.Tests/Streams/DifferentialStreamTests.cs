@@ -127,7 +127,7 @@ public class DifferentialStreamTests
 
         internal Step(Random random, int bufferSize)
         {
-            _kind = random.Next(20);
+            _kind = random.Next(22);
             int around = Math.Max(bufferSize, 4);
             _size = random.Next(0, 2 * around + 3);
             _offset = random.Next(0, 3);
@@ -168,7 +168,9 @@ public class DifferentialStreamTests
             16 => "FlushAsync",
             17 => "Flush(true)",
             18 => "CopyTo",
-            _ => "BeginRead/EndRead",
+            19 => "BeginRead/EndRead",
+            20 => "BeginWrite/EndWrite",
+            _ => "CopyToAsync",
         };
 
         internal async Task<(StreamOutcome, StreamOutcome)> Apply(Stream system, Stream spindle)
@@ -229,8 +231,17 @@ public class DifferentialStreamTests
                         stream.CopyTo(copy);
                         return copy.ToArray();
                     });
-                default:
+                case 19:
                     return await ReadIntoAsync(buffer => Task.Factory.FromAsync(stream.BeginRead, stream.EndRead, buffer, _offset, _size, null));
+                case 20:
+                    return await StreamOutcome.OfAsync(() => Task.Factory.FromAsync(stream.BeginWrite, stream.EndWrite, _data, _offset, _size, null));
+                default:
+                    return await StreamOutcome.OfAsync(async () =>
+                    {
+                        var copy = new MemoryStream();
+                        await stream.CopyToAsync(copy, Math.Max(1, _size));
+                        return copy.ToArray();
+                    });
             }
         }
 

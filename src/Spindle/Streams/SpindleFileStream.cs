@@ -41,6 +41,20 @@ public class SpindleFileStream : Stream
         SuppressFinalizerIfUnneeded();
     }
 
+    /// <summary>
+    /// Opens a file with a <see cref="FileStreamOptions"/>, so that code moving from <see cref="FileStream"/> only
+    /// renames the type; the stream uses <see cref="IoEngine.Auto"/>.
+    /// </summary>
+    /// <param name="path">The path of the file, relative or absolute.</param>
+    /// <param name="options">How to open the file.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="path"/> or <paramref name="options"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="path"/> is empty, or the options contradict each other.</exception>
+    /// <exception cref="IOException">The file could not be opened.</exception>
+    public SpindleFileStream(string path, FileStreamOptions options)
+        : this(path, StreamValidation.ToSpindleOptions(path, options))
+    {
+    }
+
     /// <summary>Opens a file for reading and writing (writing only for <see cref="FileMode.Append"/>), shared for reading, with a 4096-byte buffer.</summary>
     /// <param name="path">The path of the file.</param>
     /// <param name="mode">Whether to create, open, truncate or append.</param>

@@ -109,8 +109,12 @@ public class StreamConstructionTests
         File.WriteAllBytes(dir.File("system"), new byte[5]);
         File.WriteAllBytes(dir.File("spindle"), new byte[5]);
         SameOutcome(() => new FileStream(dir.File("system"), systemOptions), () => new SpindleFileStream(dir.File("spindle"), spindleOptions), "options");
+        SameOutcome(() => new FileStream(dir.File("system"), systemOptions), () => new SpindleFileStream(dir.File("spindle"), systemOptions), "FileStreamOptions");
+        SameOutcome(() => new FileStream("", systemOptions), () => new SpindleFileStream("", systemOptions), "empty path, FileStreamOptions");
+        SameOutcome(() => new FileStream(dir.File("x"), (FileStreamOptions)null!), () => new SpindleFileStream(dir.File("y"), (FileStreamOptions)null!), "null FileStreamOptions");
         SameOutcome(() => new FileStream(null!, systemOptions), () => new SpindleFileStream(null!, spindleOptions), "null path");
         SameOutcome(() => new FileStream(dir.File("x"), (FileStreamOptions)null!), () => new SpindleFileStream(dir.File("y"), (SpindleFileOptions)null!), "null options");
+        SameOutcome(() => new FileStream(null!, (FileStreamOptions)null!), () => new SpindleFileStream(null!, (FileStreamOptions)null!), "null path and options");
     }
 
     [Fact]

@@ -287,4 +287,33 @@ public class ConnectedStreamTests
         }
         return buffer;
     }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task Character_devices_behave_like_FileStream(StreamConfiguration configuration)
+    {
+        foreach (string device in new[] { "/dev/null", "/dev/zero" })
+        {
+            await using Stream system = configuration.OpenSystem(device, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+            await using Stream spindle = configuration.OpenSpindle(device, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+            foreach (Func<Stream, Task<object>> step in new Func<Stream, Task<object>>[]
+            {
+                s => Task.FromResult<object>(s.CanSeek),
+                s => Task.FromResult<object>(s.Position),
+                s => Task.FromResult<object>(s.Length),
+                s => { s.Write(new byte[100]); return Task.FromResult<object>(s.Position); },
+                async s => { await s.WriteAsync(new byte[5000]); return s.Position; },
+                s => { byte[] b = new byte[10]; b.AsSpan().Fill(7); return Task.FromResult<object>(s.Read(b) + Convert.ToHexString(b)); },
+                async s => { byte[] b = new byte[9000]; return await s.ReadAsync(b) + " " + b.Sum(x => x); },
+                s => Task.FromResult<object>(s.ReadByte()),
+                s => Task.FromResult<object>(s.Seek(10, SeekOrigin.Begin)),
+                s => { s.Flush(); return Task.FromResult<object>(s.Position); },
+            })
+            {
+                StreamOutcome expected = await StreamOutcome.OfAsync(() => step(system));
+                StreamOutcome actual = await StreamOutcome.OfAsync(() => step(spindle));
+                Assert.True(expected == actual, $"{device}: System.IO {expected}, Spindle {actual}");
+            }
+        }
+    }
 }

@@ -682,6 +682,24 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
     }
 
+    public override void CopyTo(Stream destination, int bufferSize)
+    {
+        EnsureNotClosed();
+        EnsureCanRead();
+        // Buffered bytes first, then the rest of the file straight from the layer below.
+        if (_readPos < _readLen)
+        {
+            destination.Write(_buffer.Span.Slice(_readPos, _readLen - _readPos));
+            _readPos = 0;
+            _readLen = 0;
+        }
+        else if (_writePos > 0)
+        {
+            FlushWrite();
+        }
+        _strategy.CopyTo(destination, bufferSize);
+    }
+
     public override async Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         // Buffered bytes first, then the rest of the file straight from the layer below.
@@ -695,11 +713,9 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             }
             else if (_readPos < _readLen)
             {
-                int start = _readPos;
-                int count = _readLen - _readPos;
+                await destination.WriteAsync(_buffer.Slice(_readPos, _readLen - _readPos), cancellationToken).ConfigureAwait(false);
                 _readPos = 0;
                 _readLen = 0;
-                await destination.WriteAsync(_buffer.Slice(start, count), cancellationToken).ConfigureAwait(false);
             }
         }
         finally

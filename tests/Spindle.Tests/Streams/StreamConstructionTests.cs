@@ -335,6 +335,15 @@ public class StreamConstructionTests
                 {
                     Assert.Equal(IoEngine.Sync, stream.Engine);
                 }
+                if (engine == IoEngine.Auto)
+                {
+                    // Synchronous streams run *Async on the pool, as System.IO does on Unix; asynchronous ones on the process default.
+                    Assert.Equal(useAsync ? Spindle.Engines.EngineSelector.Default.Kind : IoEngine.ThreadPool, stream.Engine);
+                }
+                if (engine == IoEngine.IoUring)
+                {
+                    Assert.Equal(Spindle.Engines.EngineSelector.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.ThreadPool, stream.Engine);
+                }
             }
         }
     }

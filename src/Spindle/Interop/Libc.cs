@@ -98,10 +98,19 @@ internal static unsafe partial class Libc
     [LibraryImport(Lib, EntryPoint = "socketpair", SetLastError = true)]
     internal static partial int SocketPair(int domain, int type, int protocol, int* sv);
 
-<<<<<<< HEAD
     // fcntl with a struct flock argument (F_OFD_SETLK and friends), for byte-range locks.
     [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
     internal static partial int FcntlLock(int fd, int command, FileRegionLock* region);
+
+    // Beyond System.IO: kernel-side copy and direct I/O.
+    [LibraryImport(Lib, EntryPoint = "fchmod", SetLastError = true)]
+    internal static partial int FChmod(int fd, int mode);
+
+    [LibraryImport(Lib, EntryPoint = "futimens", SetLastError = true)]
+    internal static partial int FutimeNs(int fd, TimeSpec* times);
+
+    [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
+    internal static partial int IoctlInt(int fd, nuint request, int* argument);
 }
 
 /// <summary><c>struct flock</c> on 64-bit Linux: 32 bytes.</summary>
@@ -119,16 +128,6 @@ internal struct FileRegionLock
     [FieldOffset(8)] public long Start;   // first byte of the region
     [FieldOffset(16)] public long Length; // 0 means "to the end of the file, however long it gets"
     [FieldOffset(24)] public int Pid;     // must be 0 for open-file-description locks
-=======
-    // Beyond System.IO: kernel-side copy and direct I/O.
-    [LibraryImport(Lib, EntryPoint = "fchmod", SetLastError = true)]
-    internal static partial int FChmod(int fd, int mode);
-
-    [LibraryImport(Lib, EntryPoint = "futimens", SetLastError = true)]
-    internal static partial int FutimeNs(int fd, TimeSpec* times);
-
-    [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
-    internal static partial int IoctlInt(int fd, nuint request, int* argument);
 }
 
 /// <summary>One <c>struct timespec</c> (64-bit Linux).</summary>
@@ -136,7 +135,6 @@ internal struct TimeSpec
 {
     public long Seconds;     // whole seconds since the epoch
     public long Nanoseconds; // the fraction, 0..999,999,999
->>>>>>> beyond
 }
 
 /// <summary>One <c>struct iovec</c>.</summary>

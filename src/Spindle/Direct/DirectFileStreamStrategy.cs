@@ -1,6 +1,7 @@
 using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Interop;
 using Spindle.RandomAccess;
 using Spindle.Streams;
 
@@ -27,6 +28,8 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     private int _dirtyStart;                       // changed bytes not yet written are [_dirtyStart, _dirtyEnd)
     private int _dirtyEnd;
     private SemaphoreSlim? _asyncLock;             // serialises asynchronous operations, created on first use
+    private SafeFileHandle? _readHandle;           // for a write-only stream: a read-only direct descriptor of the same file
+    private readonly bool _unbuffered;             // the caller asked for no buffer (0 or 1), which System.IO shows in a few exceptions
 
     internal DirectFileStreamStrategy(FileStreamStrategy os, SafeFileHandle handle, DirectIOAlignment alignment, int bufferSize)
     {
@@ -34,6 +37,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         _handle = handle;
         _alignment = alignment;
         _engine = EngineSelector.Get(os.Engine);
+        _unbuffered = bufferSize <= 1;
         int memoryAlignment = Math.Max(alignment.MemoryAlignment, alignment.OffsetAlignment);
         AlignedMemoryPool pool = memoryAlignment <= AlignedMemoryPool.Shared.Alignment
             ? AlignedMemoryPool.Shared
@@ -191,7 +195,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     private void Load(long start, bool skipRead)
     {
         Span<byte> window = Window.Span;
-        int read = skipRead ? 0 : HandleIo.Read(_handle, window, start);
+        int read = skipRead || start >= HandleIo.GetLength(_handle) ? 0 : HandleIo.Read(ReadHandle, window, start);
         window[read..].Clear();
         SetWindow(start, read);
     }
@@ -297,7 +301,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     private async ValueTask LoadAsync(long start, bool skipRead, CancellationToken cancellationToken)
     {
         Memory<byte> window = Window;
-        int read = skipRead ? 0 : await _engine.ReadAsync(_handle, window, start, cancellationToken).ConfigureAwait(false);
+        int read = skipRead || start >= HandleIo.GetLength(_handle) ? 0 : await _engine.ReadAsync(ReadHandle, window, start, cancellationToken).ConfigureAwait(false);
         window.Span[read..].Clear();
         SetWindow(start, read);
     }
@@ -320,7 +324,48 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         return _asyncLock.WaitAsync(cancellationToken);
     }
 
+    public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
+    {
+        // System.IO's unbuffered stream reports a cancelled token from inside the copy (OperationCanceledException).
+        return _unbuffered && cancellationToken.IsCancellationRequested
+            ? Cancelled(cancellationToken)
+            : base.CopyToAsync(destination, bufferSize, cancellationToken);
+
+        static async Task Cancelled(CancellationToken cancellationToken)
+        {
+            await Task.Yield();
+            cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
     // ---- The window ----
+
+    /// <summary>
+    /// The descriptor blocks are read from. Changing part of a block needs the rest of it, so a write-only
+    /// stream reopens its file read-only (through <c>/proc/self/fd</c>, which needs read permission on it).
+    /// </summary>
+    private SafeFileHandle ReadHandle
+    {
+        get
+        {
+            if (_os.CanRead)
+            {
+                return _handle;
+            }
+            if (_readHandle is null)
+            {
+                int fd = Libc.Open($"/proc/self/fd/{HandleIo.Fd(_handle)}", OpenFlags.O_RDONLY | OpenFlags.O_DIRECT | OpenFlags.O_CLOEXEC, 0);
+                if (fd < 0)
+                {
+                    throw new UnauthorizedAccessException(
+                        $"A write-only unbuffered stream must read the blocks it changes in part, and '{Name}' cannot be opened for reading.",
+                        IoErrors.ForErrno(Errno.Last, Name));
+                }
+                _readHandle = new SafeFileHandle(fd, ownsHandle: true);
+            }
+            return _readHandle;
+        }
+    }
 
     private bool Covers(long position) => _windowStart >= 0 && position >= _windowStart && position < _windowStart + _capacity;
 
@@ -451,6 +496,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     {
         _owner?.Dispose();
         _owner = null;
+        _readHandle?.Dispose();
         _ownPool?.Dispose();
         _windowStart = -1;
     }

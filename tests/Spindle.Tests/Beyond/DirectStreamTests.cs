@@ -100,6 +100,45 @@ public class DirectStreamTests
         Assert.Equal([.. data, 1, 2, 3], File.ReadAllBytes(path));
     }
 
+    [Fact]
+    public void A_write_only_stream_changes_part_of_a_block_without_losing_the_rest()
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        string path = dir.File("existing");
+        byte[] data = CopyTests.RandomBytes(20_000, 8);
+        File.WriteAllBytes(path, data);
+        using (var stream = new SpindleFileStream(path, new SpindleFileOptions
+        {
+            Mode = FileMode.Open, Access = FileAccess.Write, BufferSize = 4096, DirectIO = true,
+        }))
+        {
+            stream.Position = 1000;
+            stream.Write([1, 2, 3]);
+            stream.Seek(-5, SeekOrigin.End);
+            stream.Write(new byte[10]);
+        }
+        data[1000] = 1;
+        data[1001] = 2;
+        data[1002] = 3;
+        byte[] expected = [.. data[..19_995], .. new byte[10]];
+        Assert.Equal(expected, File.ReadAllBytes(path));
+    }
+
+    [Fact]
+    public void FileMode_Append_on_a_direct_stream_appends_after_an_odd_length()
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        string path = dir.File("log");
+        File.WriteAllText(path, "first line\n");
+        for (int i = 0; i < 3; i++)
+        {
+            using var stream = new SpindleFileStream(path, new SpindleFileOptions { Mode = FileMode.Append, Access = FileAccess.Write, DirectIO = true });
+            Assert.True(SpindleFile.IsDirectIO(stream.SafeFileHandle));
+            stream.Write(System.Text.Encoding.ASCII.GetBytes($"line {i}\n"));
+        }
+        Assert.Equal("first line\nline 0\nline 1\nline 2\n", File.ReadAllText(path));
+    }
+
     private static string Step(Random random, FileStream system, SpindleFileStream spindle, bool sync)
     {
         int choice = random.Next(100);

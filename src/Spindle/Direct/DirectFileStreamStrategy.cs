@@ -468,10 +468,8 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         finally
         {
             _os.DisposeInternal(disposing);
-            if (disposing)
-            {
-                ReleaseWindow();
-            }
+            // Also from the finalizer: nothing can still use the window once the stream is unreachable.
+            ReleaseWindow();
         }
     }
 

@@ -1,13 +1,37 @@
+using System.Numerics;
+
 namespace Spindle;
 
 /// <summary>
 /// What unbuffered (<c>O_DIRECT</c>) I/O on a file requires: buffer addresses that are multiples of
 /// <see cref="MemoryAlignment"/>, and file offsets and lengths that are multiples of <see cref="OffsetAlignment"/>.
 /// </summary>
-/// <param name="MemoryAlignment">The alignment of a buffer's address, in bytes (a power of two).</param>
-/// <param name="OffsetAlignment">The alignment of a file offset and of a transfer's length, in bytes (a power of two).</param>
-public readonly record struct DirectIOAlignment(int MemoryAlignment, int OffsetAlignment)
+public readonly record struct DirectIOAlignment
 {
+    /// <summary>Creates an alignment requirement.</summary>
+    /// <param name="memoryAlignment">The alignment of a buffer's address, in bytes: a power of two.</param>
+    /// <param name="offsetAlignment">The alignment of a file offset and of a transfer's length, in bytes: a power of two.</param>
+    /// <exception cref="ArgumentOutOfRangeException">A value is not a positive power of two.</exception>
+    public DirectIOAlignment(int memoryAlignment, int offsetAlignment)
+    {
+        if (memoryAlignment <= 0 || !BitOperations.IsPow2(memoryAlignment))
+        {
+            throw new ArgumentOutOfRangeException(nameof(memoryAlignment), memoryAlignment, "The alignment must be a positive power of two.");
+        }
+        if (offsetAlignment <= 0 || !BitOperations.IsPow2(offsetAlignment))
+        {
+            throw new ArgumentOutOfRangeException(nameof(offsetAlignment), offsetAlignment, "The alignment must be a positive power of two.");
+        }
+        MemoryAlignment = memoryAlignment;
+        OffsetAlignment = offsetAlignment;
+    }
+
+    /// <summary>The alignment of a buffer's address, in bytes (a power of two).</summary>
+    public int MemoryAlignment { get; }
+
+    /// <summary>The alignment of a file offset and of a transfer's length, in bytes (a power of two).</summary>
+    public int OffsetAlignment { get; }
+
     /// <summary>Whether an address is a multiple of <see cref="MemoryAlignment"/>.</summary>
     /// <param name="address">The address of a buffer.</param>
     /// <returns>True when the address is aligned.</returns>

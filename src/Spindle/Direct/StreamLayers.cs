@@ -23,28 +23,27 @@ internal static class StreamLayers
             return os;
         }
         SafeFileHandle handle = os.SafeFileHandle;
-        if (DirectHandles.Any && DirectHandles.TryGet(handle, out DirectIOAlignment alignment))
+        int flags = Libc.Fcntl(HandleIo.Fd(handle), LinuxConstants.F_GETFL, 0);
+        if (flags < 0)
         {
+            throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
+        }
+        if ((flags & OpenFlags.O_DIRECT) != 0)
+        {
+            // A handle opened elsewhere with O_DIRECT is not in the registry: probe its file now.
+            DirectIOAlignment alignment = DirectHandles.TryGet(handle, out DirectIOAlignment known)
+                ? known
+                : AlignmentProbe.For(HandleIo.Fd(handle), SafeFileHandleInternals.GetPath(handle));
             var layer = new DirectFileStreamStrategy(os, handle, alignment, bufferSize);
             bufferSize = 0;
             return layer;
         }
-        if (IsAppendOnly(handle))
+        if ((flags & OpenFlags.O_APPEND) != 0)
         {
             var layer = new AtomicAppendFileStreamStrategy(os, handle, bufferSize);
             bufferSize = 0;
             return layer;
         }
         return os;
-    }
-
-    private static bool IsAppendOnly(SafeFileHandle handle)
-    {
-        int flags = Libc.Fcntl(HandleIo.Fd(handle), LinuxConstants.F_GETFL, 0);
-        if (flags < 0)
-        {
-            throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
-        }
-        return (flags & OpenFlags.O_APPEND) != 0;
     }
 }

@@ -139,6 +139,31 @@ public class DirectStreamTests
         Assert.Equal("first line\nline 0\nline 1\nline 2\n", File.ReadAllText(path));
     }
 
+    [Fact]
+    public void A_stream_over_an_O_DIRECT_handle_opened_elsewhere_still_does_aligned_IO()
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        string path = dir.File("foreign");
+        // System.IO cannot ask for O_DIRECT; set it on its handle afterwards, as native code might.
+        using var handle = File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite);
+        int fd = (int)handle.DangerousGetHandle();
+        int flags = Spindle.Interop.Libc.Fcntl(fd, Spindle.Interop.LinuxConstants.F_GETFL, 0);
+        Assert.Equal(0, Spindle.Interop.Libc.Fcntl(fd, Spindle.Interop.LinuxConstants.F_SETFL, flags | Spindle.Interop.OpenFlags.O_DIRECT));
+        Assert.True(SpindleFile.IsDirectIO(handle));
+
+        byte[] data = CopyTests.RandomBytes(7777, 77);
+        using (var stream = new SpindleFileStream(handle, FileAccess.ReadWrite, bufferSize: 4096))
+        {
+            stream.Write(data, 0, 1000);
+            stream.Write(data, 1000, 6777);
+            stream.Position = 3;
+            byte[] back = new byte[100];
+            stream.ReadExactly(back);
+            Assert.Equal(data[3..103], back);
+        }
+        Assert.Equal(data, File.ReadAllBytes(path));
+    }
+
     private static string Step(Random random, FileStream system, SpindleFileStream spindle, bool sync)
     {
         int choice = random.Next(100);

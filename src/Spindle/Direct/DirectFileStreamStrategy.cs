@@ -16,6 +16,8 @@ namespace Spindle.Direct;
 /// </summary>
 internal sealed class DirectFileStreamStrategy : FileStreamStrategy
 {
+    internal const int MinimumWindow = 64 << 10;
+
     private readonly FileStreamStrategy _os;       // owns the handle and the position
     private readonly SafeFileHandle _handle;       // the O_DIRECT descriptor
     private readonly DirectIOAlignment _alignment; // what the file requires
@@ -42,8 +44,9 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         AlignedMemoryPool pool = memoryAlignment <= AlignedMemoryPool.Shared.Alignment
             ? AlignedMemoryPool.Shared
             : _ownPool = new AlignedMemoryPool(memoryAlignment);
-        // At least one block, and at least a page, so that small buffer sizes still move whole pages.
-        int wanted = (int)alignment.AlignUp(Math.Max(Math.Max(bufferSize, alignment.OffsetAlignment), 4096));
+        // Every transfer goes to the device (no page cache behind it), so a small window would make each
+        // 4 KiB a device round trip: at least MinimumWindow, whatever buffer size (even 0) was asked for.
+        int wanted = (int)alignment.AlignUp(Math.Max(Math.Max(bufferSize, alignment.OffsetAlignment), MinimumWindow));
         _owner = pool.Rent(wanted);
         _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
     }

@@ -71,5 +71,9 @@ public class AlignedMemoryPoolTests
         Assert.True(alignment.IsAligned((nuint)0x1004));
         Assert.False(alignment.IsAligned((nuint)0x1006));
         Assert.Equal(new DirectIOAlignment(4, 512), alignment);
+        Assert.Throws<ArgumentOutOfRangeException>(() => alignment with { OffsetAlignment = 100 });
+        Assert.Equal(4096, (alignment with { OffsetAlignment = 4096 }).OffsetAlignment);
+        (int memory, int offset) = alignment;
+        Assert.Equal((4, 512), (memory, offset));
     }
 }

@@ -438,6 +438,7 @@ public class SpindleFileStream : Stream
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
+        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { Copy.StreamCopy.Copy(_strategy, destination, CancellationToken.None); return; } // file to file: copy_file_range
         _strategy.CopyTo(destination, bufferSize);
     }
 
@@ -445,6 +446,7 @@ public class SpindleFileStream : Stream
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         ValidateCopyToArguments(destination, bufferSize);
+        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { return Task.Run(() => Copy.StreamCopy.Copy(_strategy, destination, cancellationToken), cancellationToken); } // file to file: copy_file_range
         return _strategy.CopyToAsync(destination, bufferSize, cancellationToken);
     }
 

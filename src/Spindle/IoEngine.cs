@@ -17,5 +17,12 @@ public enum IoEngine
     ThreadPool = 2,
 
     /// <summary>Linux io_uring: operations are submitted to the kernel and complete without a blocked thread.</summary>
+    /// <remarks>
+    /// Where the kernel refuses io_uring, a request for this engine runs on <see cref="ThreadPool"/>
+    /// (see <see cref="SpindleRandomAccess.IsIoUringAvailable"/>). On this engine and on
+    /// <see cref="ThreadPool"/>, reads of cached pages and small writes to cached local files
+    /// complete on the caller's thread (the fast paths; switches <c>Spindle.DisableReadFastPath</c>
+    /// and <c>Spindle.DisableWriteFastPath</c>).
+    /// </remarks>
     IoUring = 3,
 }

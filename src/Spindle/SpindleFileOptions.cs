@@ -202,6 +202,8 @@ public sealed class SpindleFileOptions
     /// addresses are multiples of <see cref="DirectIOAlignment.MemoryAlignment"/>
     /// (<see cref="SpindleFile.GetDirectIOAlignment"/>; <see cref="AlignedMemoryPool"/> rents such buffers);
     /// a misaligned call throws <see cref="ArgumentException"/> before anything reaches the kernel.
+    /// A <see cref="SpindleFileStream"/> accepts any sizes and positions: its buffer is aligned memory and it
+    /// only ever reads and writes whole blocks, fixing the length with <c>ftruncate</c> after a padded last block.
     /// A file system that refuses <c>O_DIRECT</c> (ramfs, procfs, some FUSE) makes the open throw
     /// <see cref="IOException"/>, unless <see cref="DirectIOFallback"/> is set.
     /// </remarks>
@@ -224,10 +226,12 @@ public sealed class SpindleFileOptions
     /// <para>With a handle, <see cref="SpindleRandomAccess"/> writes ignore their file offset (as <c>pwrite</c>
     /// does on Linux for <c>O_APPEND</c>): each lands at the end of the file at the moment it is made.
     /// Reads use their offsets as usual.</para>
-    /// <para>With a stream, <c>Seek</c> and <c>Position</c> work and position reads; a write always lands at
-    /// the end of the file whatever the position, and afterwards the position is the end of the data just
-    /// written (the file's length at that moment). A buffered stream hands each flush of its buffer to the
-    /// kernel as one <c>write</c>, so records up to the buffer size never interleave with other writers'.</para>
+    /// <para>With a <see cref="SpindleFileStream"/>, <c>Seek</c> and <c>Position</c> work and position reads; a
+    /// write always lands at the end of the file whatever the position, and afterwards the position is where
+    /// that write ended (the file's length at that moment). The stream hands each flush of its buffer to the
+    /// kernel as one <c>write(2)</c> and never splits a write that fits in its buffer, so records up to the
+    /// buffer size never interleave with other writers'. Reading <c>Position</c> or <c>Length</c> flushes
+    /// the buffer, so that both are exact.</para>
     /// </remarks>
     public bool AtomicAppend { get; set; }
 }

@@ -1,10 +1,18 @@
 using System.Diagnostics.Metrics;
+using System.Runtime.InteropServices;
 using Spindle;
+
+if (args.Length > 0 && args[0] == "exit-with-pending")
+{
+    return ExitWithPending.Run();
+}
 
 // Prints the engine in effect and which engines the Spindle meter saw operations on, after a few
 // asynchronous reads and writes on the process-wide engine.
 var operations = new Dictionary<string, long>();
 long fastPathHits = 0;
+long fallbacks = 0;
+bool forceIoUring = args.Length > 0 && args[0] == "force-iouring";
 using var listener = new MeterListener();
 listener.InstrumentPublished = (instrument, l) =>
 {
@@ -32,6 +40,10 @@ listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
             fastPathHits += value;
         }
+        else if (instrument.Name == "spindle.engine.fallbacks")
+        {
+            fallbacks += value;
+        }
     }
 });
 listener.Start();
@@ -47,7 +59,9 @@ try
         byte[] read = new byte[8192];
         for (int i = 0; i < 4; i++)
         {
-            int n = await SpindleRandomAccess.ReadAsync(handle, read, 0);
+            int n = forceIoUring
+                ? await SpindleRandomAccess.ReadAsync(handle, read, 0, IoEngine.IoUring)
+                : await SpindleRandomAccess.ReadAsync(handle, read, 0);
             if (n != data.Length || !read.AsSpan().SequenceEqual(data))
             {
                 Console.WriteLine("error=mismatch");
@@ -67,5 +81,37 @@ lock (operations)
     Console.WriteLine($"iouring={SpindleRandomAccess.IsIoUringAvailable}");
     Console.WriteLine($"operations={string.Join(",", operations.OrderBy(p => p.Key).Select(p => $"{p.Key}:{p.Value}"))}");
     Console.WriteLine($"fastpath={fastPathHits}");
+    Console.WriteLine($"fallbacks={fallbacks}");
 }
 return 0;
+
+// Leaves reads in flight on the ring (on a FIFO nobody writes to), closes their handle, and exits:
+// the process must neither hang nor crash.
+static partial class ExitWithPending
+{
+    [LibraryImport("libc", EntryPoint = "mkfifo", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int MkFifo(string path, int mode);
+
+    internal static int Run()
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "spindle-probe-" + Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(dir);
+        string fifo = Path.Combine(dir, "fifo");
+        if (MkFifo(fifo, 0x180) != 0)
+        {
+            Console.WriteLine("error=mkfifo");
+            return 1;
+        }
+        var reader = File.OpenHandle(fifo, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+        var pending = new List<Task<int>>();
+        for (int i = 0; i < 100; i++)
+        {
+            pending.Add(SpindleRandomAccess.ReadAsync(reader, new byte[16], 0, IoEngine.IoUring).AsTask());
+        }
+        reader.Dispose();
+        Directory.Delete(dir, recursive: true);
+        Console.WriteLine($"pending={pending.Count(t => !t.IsCompleted)}");
+        Console.WriteLine($"engine={SpindleRandomAccess.DefaultEngine}");
+        return 0;
+    }
+}

@@ -157,41 +157,6 @@ internal static unsafe class SyscallFaults
     /// <summary>Whether faults are armed on the handle's descriptor (the read fast path then steps aside so that reads meet the seam).</summary>
     internal static bool IsArmed(Microsoft.Win32.SafeHandles.SafeFileHandle handle) => s_plans.ContainsKey((int)handle.DangerousGetHandle());
 
-    /// <summary>
-    /// io_uring: consulted when an SQE for <paramref name="fd"/> has been filled. Returns the errno the operation's
-    /// completion must carry (the SQE becomes a NOP, so the kernel does nothing) or 0; a short transfer halves the
-    /// SQE's length (bytes for READ/WRITE, iovecs for READV/WRITEV).
-    /// </summary>
-    internal static int RingSubmission(int fd, IoUringSqe* sqe)
-    {
-        SyscallKind kind = sqe->Opcode switch
-        {
-            IoUringConstants.IORING_OP_READ => SyscallKind.Read,
-            IoUringConstants.IORING_OP_WRITE => SyscallKind.Write,
-            IoUringConstants.IORING_OP_READV => SyscallKind.ReadVector,
-            IoUringConstants.IORING_OP_WRITEV => SyscallKind.WriteVector,
-            _ => SyscallKind.RingSubmit,
-        };
-        if (kind == SyscallKind.RingSubmit)
-        {
-            return 0; // fsync and the like: the synchronous path injects nothing there either
-        }
-        SyscallFault fault = Decide(fd, kind);
-        if (ErrnoOf(fault) is int errno and not 0)
-        {
-            sqe->Opcode = RingNop;
-            return errno;
-        }
-        if (fault == SyscallFault.ShortTransfer && Plausible((long)sqe->Offset))
-        {
-            sqe->Length = kind is SyscallKind.Read or SyscallKind.Write ? (uint)Shorten(sqe->Length) : Math.Max(1, sqe->Length / 2);
-        }
-        return 0;
-    }
-
-    // IORING_OP_NOP: completes with 0 without touching the file.
-    private const byte RingNop = 0;
-
     /// <summary>Injects <paramref name="plan"/>'s faults into every call on <paramref name="fd"/> until the scope is disposed.</summary>
     internal static IDisposable Arm(int fd, FaultPlan plan)
     {
@@ -290,12 +255,12 @@ internal static unsafe class SyscallFaults
 
     // The kernel shortens only transfers it accepts; near the largest offsets a shorter request could turn the
     // kernel's EINVAL (offset + length overflows) into a different error, so the seam leaves those alone.
-    private static bool Plausible(long offset) => offset < 1L << 40;
+    internal static bool Plausible(long offset) => offset < 1L << 40;
 
-    private static nuint Shorten(nuint count) => count > 1 ? count / 2 : count;
+    internal static nuint Shorten(nuint count) => count > 1 ? count / 2 : count;
 
     // Copies the iovecs that hold the first half of the bytes into cut, ending inside an iovec where needed.
-    private static int CutVectors(IoVector* vectors, int count, IoVector* cut)
+    internal static int CutVectors(IoVector* vectors, int count, IoVector* cut)
     {
         nuint total = 0;
         for (int i = 0; i < count; i++)

@@ -17,6 +17,7 @@ internal static class SpindleMetrics
     private static readonly Counter<long> s_bytes = s_meter.CreateCounter<long>("spindle.io.bytes", "By", "Bytes read or written.");
     private static readonly Counter<long> s_submissions = s_meter.CreateCounter<long>("spindle.io_uring.enters", "{call}", "io_uring_enter calls.");
     private static readonly Counter<long> s_fastPathHits = s_meter.CreateCounter<long>("spindle.fastpath.hits", "{operation}", "Async reads completed synchronously from the page cache.");
+    private static readonly Counter<long> s_inlineWrites = s_meter.CreateCounter<long>("spindle.fastpath.inline_writes", "{operation}", "Small async writes to cached local files done on the caller's thread.");
     private static readonly Counter<long> s_fallbacks = s_meter.CreateCounter<long>("spindle.engine.fallbacks", "{event}", "Times an engine was unavailable and another was used.");
 
     // Plain totals, readable without a MeterListener.
@@ -25,6 +26,7 @@ internal static class SpindleMetrics
     private static long s_submissionCount;
     private static long s_fastPathHitCount;
     private static long s_fallbackCount;
+    private static long s_inlineWriteCount;
 
     // Tag values are cached objects so that recording never boxes or allocates.
     private static readonly object[] s_engineNames = ["auto", "sync", "threadpool", "iouring"];
@@ -59,6 +61,12 @@ internal static class SpindleMetrics
         s_fastPathHits.Add(1);
     }
 
+    internal static void InlineWrite()
+    {
+        Interlocked.Increment(ref s_inlineWriteCount);
+        s_inlineWrites.Add(1);
+    }
+
     internal static void Fallback()
     {
         Interlocked.Increment(ref s_fallbackCount);
@@ -71,8 +79,9 @@ internal static class SpindleMetrics
         Interlocked.Read(ref s_byteCount),
         Interlocked.Read(ref s_submissionCount),
         Interlocked.Read(ref s_fastPathHitCount),
-        Interlocked.Read(ref s_fallbackCount));
+        Interlocked.Read(ref s_fallbackCount),
+        Interlocked.Read(ref s_inlineWriteCount));
 }
 
 /// <summary>Totals of <see cref="SpindleMetrics"/> at one moment.</summary>
-internal readonly record struct MetricsSnapshot(long Operations, long Bytes, long Submissions, long FastPathHits, long Fallbacks);
+internal readonly record struct MetricsSnapshot(long Operations, long Bytes, long Submissions, long FastPathHits, long Fallbacks, long InlineWrites = 0);

@@ -19,7 +19,7 @@ internal static unsafe class AlignmentProbe
         {
             throw IoErrors.ForErrno(Errno.Last, path);
         }
-        if ((status.Mask & LinuxConstants.STATX_DIOALIGN) != 0 && status.DioMemAlign != 0 && status.DioOffsetAlign != 0)
+        if ((status.Mask & LinuxConstants.STATX_DIOALIGN) != 0 && IsUsable((int)status.DioMemAlign) && IsUsable((int)status.DioOffsetAlign))
         {
             return new DirectIOAlignment((int)status.DioMemAlign, (int)status.DioOffsetAlign);
         }

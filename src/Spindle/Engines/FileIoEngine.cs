@@ -24,11 +24,29 @@ internal abstract class FileIoEngine
     /// </summary>
     public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
-    public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken);
+    /// <summary>A write of every byte; a small write to a cached local file may be done on the caller's thread.</summary>
+    public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+        => WriteAsync(handle, buffer, fileOffset, useFastPath: true, cancellationToken);
 
-    public abstract ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken);
+    /// <summary>
+    /// A write of every byte. With <paramref name="useFastPath"/> an engine may copy a small buffer
+    /// into the page cache on the caller's thread (<see cref="WriteFastPath"/>); the result is the same either way.
+    /// </summary>
+    public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
-    public abstract ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken);
+    /// <summary>A scatter read; fully cached data may be served on the caller's thread.</summary>
+    public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+        => ReadScatterAsync(handle, buffers, fileOffset, ReadFastPath.Enabled, cancellationToken);
+
+    /// <summary>A scatter read; <paramref name="useFastPath"/> as for <see cref="ReadAsync(SafeFileHandle, Memory{byte}, long, bool, CancellationToken)"/>.</summary>
+    public abstract ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+
+    /// <summary>A gather write of every byte; a small one to a cached local file may be done on the caller's thread.</summary>
+    public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+        => WriteGatherAsync(handle, buffers, fileOffset, useFastPath: true, cancellationToken);
+
+    /// <summary>A gather write of every byte; <paramref name="useFastPath"/> as for <see cref="WriteAsync(SafeFileHandle, ReadOnlyMemory{byte}, long, bool, CancellationToken)"/>.</summary>
+    public abstract ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
     public abstract ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken);
 }

@@ -24,12 +24,7 @@ internal static class FileOpener
         int permissions = (int)(unixCreateMode ?? DefaultCreateMode);
         var direct = Direct.DirectOpen.Begin(fullPath, ref flags); // O_DIRECT: note what a refusal must undo
 
-        int fd;
-        do
-        {
-            fd = Libc.Open(fullPath, flags, permissions);
-        }
-        while (fd < 0 && Errno.Last == Errno.EINTR);
+        int fd = OpenDescriptor(fullPath, flags, permissions);
         fd = direct.Complete(fd, fullPath, ref flags, permissions); // O_DIRECT refused: clear exception or buffered fallback
 
         if (fd < 0)
@@ -37,27 +32,57 @@ internal static class FileOpener
             throw OpenFailure(Errno.Last, fullPath, flags);
         }
 
-        var handle = new SafeFileHandle(fd, ownsHandle: true);
-        try
+        while (true)
         {
-            Direct.DirectOpen.Opened(handle, flags); // a direct handle gets its alignment checked on every call
-            Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize);
-        }
-        catch
-        {
+            var handle = new SafeFileHandle(fd, ownsHandle: true);
+            try
+            {
+                Direct.DirectOpen.Opened(handle, flags); // a direct handle gets its alignment checked on every call
+                if (Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize))
+                {
+                    return handle;
+                }
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+
+            // The path now names another file (a DeleteOnClose lock file was removed or replaced while we
+            // waited for its lock): open the path again, as System.IO does.
             handle.Dispose();
-            throw;
+            fd = OpenDescriptor(fullPath, flags, permissions);
+            if (fd < 0)
+            {
+                throw OpenFailure(Errno.Last, fullPath, flags);
+            }
         }
-        return handle;
+    }
+
+    /// <summary>open(2), retried on EINTR; -1 with errno set on failure.</summary>
+    private static int OpenDescriptor(string fullPath, int flags, int permissions)
+    {
+        int fd;
+        do
+        {
+            fd = Libc.Open(fullPath, flags, permissions);
+        }
+        while (fd < 0 && Errno.Last == Errno.EINTR);
+        return fd;
     }
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)
     {
-        // Create and Truncate do not use O_TRUNC: the file is truncated only after the lock is taken.
+        // Create and Truncate use O_TRUNC only when locking is off; otherwise the file is truncated only
+        // after the lock is taken.
+        int truncate = FileLocking.IsDisabled ? OpenFlags.O_TRUNC : 0;
         int flags = mode switch
         {
             FileMode.CreateNew => OpenFlags.O_CREAT | OpenFlags.O_EXCL,
-            FileMode.Create or FileMode.OpenOrCreate or FileMode.Append => OpenFlags.O_CREAT,
+            FileMode.Create => OpenFlags.O_CREAT | truncate,
+            FileMode.Truncate => truncate,
+            FileMode.OpenOrCreate or FileMode.Append => OpenFlags.O_CREAT,
             _ => 0,
         };
 
@@ -97,7 +122,8 @@ internal static class FileOpener
         return IoErrors.ForErrno(errno, fullPath, isDirectoryError);
     }
 
-    private static unsafe void Initialize(SafeFileHandle handle, int fd, string path, FileMode mode, FileAccess access,
+    /// <summary>Everything after open(2); false when the path no longer names the opened file and must be opened again.</summary>
+    private static unsafe bool Initialize(SafeFileHandle handle, int fd, string path, FileMode mode, FileAccess access,
         FileShare share, FileOptions options, long preallocationSize)
     {
         // Without write access open(2) accepts a directory; reject it from the descriptor to avoid races.
@@ -118,20 +144,23 @@ internal static class FileOpener
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
         SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: false, isLocked);
 
-        // Access hints; RandomAccess wins when both are given, as in System.IO.
+        // The lock-file pattern (OpenOrCreate, FileShare.None, DeleteOnClose): the previous owner deletes the
+        // file while still holding the lock, so once we hold it the path may name another file, or none.
+        if (isLocked && deleteOnClose && share == FileShare.None && mode == FileMode.OpenOrCreate && !StillAtPath(fd, path))
+        {
+            return false;
+        }
+
+        // Access hints; RandomAccess wins when both are given, as in System.IO. Only a hint: errors are ignored.
         int advice = (options & FileOptions.RandomAccess) != 0 ? LinuxConstants.POSIX_FADV_RANDOM
             : (options & FileOptions.SequentialScan) != 0 ? LinuxConstants.POSIX_FADV_SEQUENTIAL
             : 0;
         if (advice != 0)
         {
-            int error = Libc.PosixFAdvise(fd, 0, 0, advice);
-            if (error != 0 && error != Errno.EOPNOTSUPP && error != Errno.ESPIPE)
-            {
-                throw IoErrors.ForErrno(error, path);
-            }
+            _ = Libc.PosixFAdvise(fd, 0, 0, advice);
         }
 
-        if (mode is FileMode.Create or FileMode.Truncate && Libc.FTruncate(fd, 0) < 0)
+        if (mode is FileMode.Create or FileMode.Truncate && !FileLocking.IsDisabled && Libc.FTruncate(fd, 0) < 0)
         {
             // EBADF/EINVAL mean the target cannot be truncated (a pipe, a character device): not an error.
             int errno = Errno.Last;
@@ -149,9 +178,10 @@ internal static class FileOpener
             {
                 handle.Dispose();
                 Libc.Unlink(path);
+                // System.IO leaves HResult at its default here (not the errno); the message names the cause.
                 throw new IOException(errno == Errno.EFBIG
                     ? $"Failed to create '{path}' with allocation size '{preallocationSize}' because the file was too large."
-                    : $"Failed to create '{path}' with allocation size '{preallocationSize}' because the disk was full.", errno);
+                    : $"Failed to create '{path}' with allocation size '{preallocationSize}' because the disk was full.");
             }
         }
 
@@ -160,5 +190,23 @@ internal static class FileOpener
         {
             SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: true, isLocked);
         }
+        return true;
+    }
+
+    /// <summary>Whether <paramref name="path"/> still names the file open as <paramref name="fd"/>; throws for errors other than a missing path.</summary>
+    private static unsafe bool StillAtPath(int fd, string path)
+    {
+        const uint Identity = LinuxConstants.STATX_TYPE | 0x100; // STATX_INO; the device is always filled
+        StatxBuffer opened, named;
+        if (Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, Identity, &opened) != 0)
+        {
+            throw IoErrors.ForErrno(Errno.Last, path);
+        }
+        if (Libc.Statx(LinuxConstants.AT_FDCWD, path, 0, Identity, &named) != 0)
+        {
+            int errno = Errno.Last;
+            return errno == Errno.ENOENT ? false : throw IoErrors.ForErrno(errno, path);
+        }
+        return opened.Inode == named.Inode && opened.DeviceMajor == named.DeviceMajor && opened.DeviceMinor == named.DeviceMinor;
     }
 }

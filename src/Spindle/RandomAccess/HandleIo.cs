@@ -73,8 +73,8 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
-            PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, 0);
+            long written = PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            SpindleMetrics.Operation(IoEngine.Sync, written);
         }
         finally
         {

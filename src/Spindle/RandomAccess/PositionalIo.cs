@@ -84,7 +84,9 @@ internal static unsafe class PositionalIo
 
     internal static long ReadScatter(int fd, IReadOnlyList<Memory<byte>> buffers, long offset, string? path)
     {
-        int count = buffers.Count;
+        // Like System.IO, one preadv over at most IOV_MAX buffers: a scatter read may return fewer bytes
+        // than requested, and reading on would make results differ.
+        int count = Math.Min(buffers.Count, LinuxConstants.IOV_MAX);
         MemoryHandle[] pins = ArrayPool<MemoryHandle>.Shared.Rent(count);
         IoVector* heapVectors = null;
         try
@@ -106,8 +108,10 @@ internal static unsafe class PositionalIo
         }
     }
 
-    internal static void WriteGather(int fd, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, string? path)
+    /// <summary>Writes every buffer in order; returns the number of bytes written (all of them).</summary>
+    internal static long WriteGather(int fd, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, string? path)
     {
+        long total = 0;
         int count = buffers.Count;
         MemoryHandle[] pins = ArrayPool<MemoryHandle>.Shared.Rent(count);
         IoVector* heapVectors = null;
@@ -120,8 +124,10 @@ internal static unsafe class PositionalIo
                 ReadOnlyMemory<byte> buffer = buffers[i];
                 pins[i] = buffer.Pin();
                 vectors[i] = new IoVector { Base = (byte*)pins[i].Pointer, Count = (nuint)buffer.Length };
+                total += buffer.Length;
             }
             WriteVectors(fd, vectors, count, offset, path);
+            return total;
         }
         finally
         {
@@ -131,44 +137,32 @@ internal static unsafe class PositionalIo
     }
 
     /// <summary>
-    /// One <c>preadv</c> per IOV_MAX buffers; stops at the first chunk the kernel does not fill, since a
-    /// short read means end of file (or no more data yet on a pipe).
+    /// One <c>preadv</c> (or <c>readv</c>) over at most IOV_MAX buffers, even for an empty list, so that
+    /// errors such as a handle without read access surface as they do in System.IO.
     /// </summary>
     internal static long ReadVectors(int fd, IoVector* vectors, int count, long offset, string? path)
     {
-        long total = 0;
-        while (count > 0)
+        count = Math.Min(count, LinuxConstants.IOV_MAX);
+        while (true)
         {
-            int chunk = Math.Min(count, LinuxConstants.IOV_MAX);
-            nint result = SyscallFaults.Enabled ? SyscallFaults.Vector(fd, vectors, chunk, offset, write: false)
-                : offset >= 0 ? Libc.PReadV(fd, vectors, chunk, offset) : Libc.ReadV(fd, vectors, chunk);
-            if (result < 0)
+            nint result = SyscallFaults.Enabled ? SyscallFaults.Vector(fd, vectors, count, offset, write: false)
+                : offset >= 0 ? Libc.PReadV(fd, vectors, count, offset) : Libc.ReadV(fd, vectors, count);
+            if (result >= 0)
             {
-                int errno = Errno.Last;
-                if (errno == Errno.EINTR)
-                {
-                    continue;
-                }
-                if (offset >= 0 && errno is Errno.ESPIPE or Errno.ENXIO)
-                {
-                    offset = -1;
-                    continue;
-                }
-                throw IoErrors.ForErrno(errno, path);
+                return result;
             }
-            total += result;
-            if ((ulong)result < Length(vectors, chunk))
+            int errno = Errno.Last;
+            if (errno == Errno.EINTR)
             {
-                break;
+                continue;
             }
-            vectors += chunk;
-            count -= chunk;
-            if (offset >= 0)
+            if (offset >= 0 && errno is Errno.ESPIPE or Errno.ENXIO)
             {
-                offset += result;
+                offset = -1;
+                continue;
             }
+            throw IoErrors.ForErrno(errno, path);
         }
-        return total;
     }
 
     /// <summary>
@@ -233,16 +227,6 @@ internal static unsafe class PositionalIo
                 written = 0;
             }
         }
-    }
-
-    private static ulong Length(IoVector* vectors, int count)
-    {
-        ulong total = 0;
-        for (int i = 0; i < count; i++)
-        {
-            total += vectors[i].Count;
-        }
-        return total;
     }
 
     private static void Unpin(MemoryHandle[] pins, int count)

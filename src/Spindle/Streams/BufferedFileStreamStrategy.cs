@@ -25,6 +25,8 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     private int _readLen;
     // Serialises asynchronous operations; created on the first one.
     private SemaphoreSlim? _asyncActiveSemaphore;
+    // The last Task<int> a synchronously completed ReadAsync(byte[]) returned, reused for the same count.
+    private Task<int>? _lastSyncCompletedReadTask;
 
     internal BufferedFileStreamStrategy(FileStreamStrategy strategy, int bufferSize)
     {
@@ -45,6 +47,9 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     internal override string Name => _strategy.Name;
 
     internal override IoEngine Engine => _strategy.Engine;
+
+    // Buffered bytes must reach the file even when the stream is never disposed.
+    internal override bool RequiresFinalizer => true;
 
     internal override void Lock(long position, long length) => _strategy.Lock(position, length);
 
@@ -315,7 +320,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     internal override void Flush(bool flushToDisk)
     {
         EnsureNotClosed();
-        if (_writePos > 0)
+        if (_writePos > 0 && _strategy.CanWrite)
         {
             FlushWrite();
         }
@@ -367,7 +372,21 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         _asyncActiveSemaphore;
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
+    {
+        ValueTask<int> pending = ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken);
+        if (!pending.IsCompletedSuccessfully)
+        {
+            return pending.AsTask();
+        }
+        // Reads served from the buffer usually return the same count: reuse the task.
+        int read = pending.Result;
+        Task<int>? last = _lastSyncCompletedReadTask;
+        if (last is null || last.Result != read)
+        {
+            _lastSyncCompletedReadTask = last = Task.FromResult(read);
+        }
+        return last;
+    }
 
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
@@ -515,6 +534,11 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         EnsureNotClosed();
         EnsureCanWrite();
 
+        if (!_strategy.CanSeek)
+        {
+            return WriteToUnseekableAsync(buffer, cancellationToken);
+        }
+
         SemaphoreSlim semaphore = EnsureAsyncActiveSemaphoreInitialized();
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
         if (semaphoreLockTask.IsCompletedSuccessfully)
@@ -545,6 +569,29 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             }
         }
         return WriteAsyncSlowPath(semaphoreLockTask, buffer, cancellationToken);
+    }
+
+    /// <summary>
+    /// Pipes get asynchronous writes straight away, as in System.IO: data held back in the buffer could be
+    /// exactly what the other side waits for before it answers. Earlier synchronous writes still go first.
+    /// </summary>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask WriteToUnseekableAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
+    {
+        await EnsureAsyncActiveSemaphoreInitialized().WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            if (_writePos > 0)
+            {
+                await _strategy.WriteAsync(_buffer.Slice(0, _writePos), cancellationToken).ConfigureAwait(false);
+                _writePos = 0;
+            }
+            await _strategy.WriteAsync(source, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _asyncActiveSemaphore!.Release();
+        }
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
@@ -635,6 +682,24 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
     }
 
+    public override void CopyTo(Stream destination, int bufferSize)
+    {
+        EnsureNotClosed();
+        EnsureCanRead();
+        // Buffered bytes first, then the rest of the file straight from the layer below.
+        if (_readPos < _readLen)
+        {
+            destination.Write(_buffer.Span.Slice(_readPos, _readLen - _readPos));
+            _readPos = 0;
+            _readLen = 0;
+        }
+        else if (_writePos > 0)
+        {
+            FlushWrite();
+        }
+        _strategy.CopyTo(destination, bufferSize);
+    }
+
     public override async Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         // Buffered bytes first, then the rest of the file straight from the layer below.
@@ -648,11 +713,9 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             }
             else if (_readPos < _readLen)
             {
-                int start = _readPos;
-                int count = _readLen - _readPos;
+                await destination.WriteAsync(_buffer.Slice(_readPos, _readLen - _readPos), cancellationToken).ConfigureAwait(false);
                 _readPos = 0;
                 _readLen = 0;
-                await destination.WriteAsync(_buffer.Slice(start, count), cancellationToken).ConfigureAwait(false);
             }
         }
         finally

@@ -23,6 +23,9 @@ internal sealed class DerivedFileStreamStrategy : FileStreamStrategy
 
     internal override bool IsDerived => true;
 
+    // A derived type may rely on Dispose(false) being called, as it always was for FileStream.
+    internal override bool RequiresFinalizer => true;
+
     public override bool CanRead => _strategy.CanRead;
 
     public override bool CanWrite => _strategy.CanWrite;

@@ -27,6 +27,9 @@ internal abstract class FileStreamStrategy : Stream
     /// <summary>Whether this layer sends calls back through a derived type's overrides.</summary>
     internal virtual bool IsDerived => false;
 
+    /// <summary>Whether the stream needs its finalizer (to flush buffered data); false lets it skip finalization.</summary>
+    internal virtual bool RequiresFinalizer => false;
+
     /// <summary>Flushes buffered data and, when asked, the OS caches to the device.</summary>
     internal abstract void Flush(bool flushToDisk);
 

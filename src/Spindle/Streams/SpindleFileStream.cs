@@ -38,6 +38,21 @@ public class SpindleFileStream : Stream
         SafeFileHandle handle = SpindleFile.OpenHandle(path, options);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
         _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine);
+        SuppressFinalizerIfUnneeded();
+    }
+
+    /// <summary>
+    /// Opens a file with a <see cref="FileStreamOptions"/>, so that code moving from <see cref="FileStream"/> only
+    /// renames the type; the stream uses <see cref="IoEngine.Auto"/>.
+    /// </summary>
+    /// <param name="path">The path of the file, relative or absolute.</param>
+    /// <param name="options">How to open the file.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="path"/> or <paramref name="options"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="path"/> is empty, or the options contradict each other.</exception>
+    /// <exception cref="IOException">The file could not be opened.</exception>
+    public SpindleFileStream(string path, FileStreamOptions options)
+        : this(path, StreamValidation.ToSpindleOptions(path, options))
+    {
     }
 
     /// <summary>Opens a file for reading and writing (writing only for <see cref="FileMode.Append"/>), shared for reading, with a 4096-byte buffer.</summary>
@@ -118,6 +133,7 @@ public class SpindleFileStream : Stream
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
         SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>
@@ -135,6 +151,7 @@ public class SpindleFileStream : Stream
     {
         StreamValidation.ValidateHandle(handle, access, bufferSize);
         _strategy = StrategyFactory.ForHandle(this, handle, access, bufferSize, handle.IsAsync);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>Wraps an open handle, which the stream then owns, for synchronous or asynchronous I/O.</summary>
@@ -151,6 +168,7 @@ public class SpindleFileStream : Stream
     {
         StreamValidation.ValidateHandle(handle, access, bufferSize, isAsync);
         _strategy = StrategyFactory.ForHandle(this, handle, access, bufferSize, isAsync);
+        SuppressFinalizerIfUnneeded();
     }
 
     /// <summary>Flushes buffered data if the stream was not disposed.</summary>
@@ -420,6 +438,7 @@ public class SpindleFileStream : Stream
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
+        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { Copy.StreamCopy.Copy(_strategy, destination, CancellationToken.None); return; } // file to file: copy_file_range
         _strategy.CopyTo(destination, bufferSize);
     }
 
@@ -427,6 +446,7 @@ public class SpindleFileStream : Stream
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         ValidateCopyToArguments(destination, bufferSize);
+        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { return Task.Run(() => Copy.StreamCopy.Copy(_strategy, destination, cancellationToken), cancellationToken); } // file to file: copy_file_range
         return _strategy.CopyToAsync(destination, bufferSize, cancellationToken);
     }
 
@@ -470,6 +490,15 @@ public class SpindleFileStream : Stream
     {
         // Null when the constructor threw and the finalizer runs.
         _strategy?.DisposeInternal(disposing);
+    }
+
+    private void SuppressFinalizerIfUnneeded()
+    {
+        // Finalization costs every allocation of a stream; only a buffer that may hold unwritten bytes needs it.
+        if (!_strategy.RequiresFinalizer)
+        {
+            GC.SuppressFinalize(this);
+        }
     }
 
     private void ValidateReadWriteArguments(byte[] buffer, int offset, int count)

@@ -72,6 +72,7 @@ internal static class StrategyFactory
 
     private static FileStreamStrategy Stack(SpindleFileStream stream, FileStreamStrategy strategy, int bufferSize)
     {
+        strategy = Direct.StreamLayers.Stack(strategy, ref bufferSize); // O_DIRECT or O_APPEND: Spindle's own buffering layer
         // 0 and 1 both disable buffering, as in System.IO.
         if (bufferSize > 1)
         {

@@ -60,6 +60,14 @@ internal static class StreamValidation
         }
     }
 
+    /// <summary>Checks the path before the options, as FileStream does, then copies the options.</summary>
+    internal static SpindleFileOptions ToSpindleOptions(string path, FileStreamOptions options)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        ArgumentNullException.ThrowIfNull(options);
+        return new SpindleFileOptions(options);
+    }
+
     internal static void ValidateHandle(Microsoft.Win32.SafeHandles.SafeFileHandle handle, FileAccess access, int bufferSize)
     {
         ArgumentNullException.ThrowIfNull(handle);

@@ -49,9 +49,24 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
     public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
         EnsureReadable();
-        return cancellationToken.IsCancellationRequested
-            ? ValueTask.FromException<int>(new OperationCanceledException(cancellationToken))
-            : _engine.ReadAsync(_fileHandle, buffer, NoOffset, cancellationToken);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken));
+        }
+        if (buffer.IsEmpty)
+        {
+            // read(fd, buf, 0) returns at once, as System.IO's zero-byte read does; io_uring would instead
+            // wait for the pipe to become readable.
+            try
+            {
+                return new ValueTask<int>(HandleIo.Read(_fileHandle, Span<byte>.Empty, NoOffset));
+            }
+            catch (Exception e)
+            {
+                return ValueTask.FromException<int>(e);
+            }
+        }
+        return _engine.ReadAsync(_fileHandle, buffer, NoOffset, cancellationToken);
     }
 
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)

@@ -55,4 +55,25 @@ public class AlignedMemoryPoolTests
         using IMemoryOwner<byte> defaultSize = AlignedMemoryPool.Shared.Rent();
         Assert.Equal(64 << 10, defaultSize.Memory.Length);
     }
+
+    [Fact]
+    public void DirectIOAlignment_accepts_only_powers_of_two_and_rounds_offsets()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DirectIOAlignment(0, 512));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DirectIOAlignment(512, 3000));
+        Assert.Throws<ArgumentOutOfRangeException>(() => new DirectIOAlignment(-4, 512));
+        var alignment = new DirectIOAlignment(4, 512);
+        Assert.Equal(1024, alignment.AlignUp(513));
+        Assert.Equal(512, alignment.AlignUp(512));
+        Assert.Equal(512, alignment.AlignDown(1023));
+        Assert.True(alignment.IsAligned(1536L));
+        Assert.False(alignment.IsAligned(1537L));
+        Assert.True(alignment.IsAligned((nuint)0x1004));
+        Assert.False(alignment.IsAligned((nuint)0x1006));
+        Assert.Equal(new DirectIOAlignment(4, 512), alignment);
+        Assert.Throws<ArgumentOutOfRangeException>(() => alignment with { OffsetAlignment = 100 });
+        Assert.Equal(4096, (alignment with { OffsetAlignment = 4096 }).OffsetAlignment);
+        (int memory, int offset) = alignment;
+        Assert.Equal((4, 512), (memory, offset));
+    }
 }

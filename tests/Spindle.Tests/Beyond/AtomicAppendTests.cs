@@ -49,6 +49,24 @@ public class AtomicAppendTests
         Assert.Equal("start:one;two;", File.ReadAllText(path));
     }
 
+    [Theory]
+    [InlineData(IoEngine.Auto)]
+    [InlineData(IoEngine.Sync)]
+    [InlineData(IoEngine.ThreadPool)]
+    [InlineData(IoEngine.IoUring)]
+    public async Task AtomicAppend_writes_land_at_the_end_on_every_engine(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        string path = dir.File("log");
+        File.WriteAllText(path, "0123");
+        using (SafeFileHandle handle = OpenAppend(path))
+        {
+            await SpindleRandomAccess.WriteAsync(handle, "ab"u8.ToArray(), 0, engine);
+            await SpindleRandomAccess.WriteAsync(handle, new ReadOnlyMemory<byte>[] { "c"u8.ToArray(), "d"u8.ToArray() }, 1, engine);
+        }
+        Assert.Equal("0123abcd", File.ReadAllText(path));
+    }
+
     [Fact]
     public void AtomicAppend_without_write_access_or_with_direct_IO_is_rejected_before_opening()
     {

@@ -60,6 +60,34 @@ public class DirectIOTests
         Assert.Equal(4 * Math.Max(SpindleFile.GetDirectIOAlignment(File.OpenHandle(path)).OffsetAlignment, 4096), File.ReadAllBytes(path).Length);
     }
 
+    [Theory]
+    [InlineData(IoEngine.Auto)]
+    [InlineData(IoEngine.Sync)]
+    [InlineData(IoEngine.ThreadPool)]
+    [InlineData(IoEngine.IoUring)]
+    public async Task Aligned_async_IO_works_and_misaligned_is_refused_on_every_engine(IoEngine engine)
+    {
+        using var dir = DiskDirectory();
+        using SafeFileHandle handle = OpenDirect(dir.File("engine"));
+        DirectIOAlignment alignment = SpindleFile.GetDirectIOAlignment(handle);
+        int block = Math.Max(alignment.OffsetAlignment, 4096);
+        using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(2 * block);
+        Memory<byte> buffer = owner.Memory[..(2 * block)];
+        new Random(9).NextBytes(buffer.Span);
+        byte[] expected = buffer.ToArray();
+
+        await SpindleRandomAccess.WriteAsync(handle, buffer, block, engine);
+        buffer.Span.Clear();
+        Assert.Equal(2 * block, await SpindleRandomAccess.ReadAsync(handle, buffer, block, engine));
+        Assert.Equal(expected, buffer.ToArray());
+
+        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        await Assert.ThrowsAsync<ArgumentException>(async () => await SpindleRandomAccess.ReadAsync(handle, buffer[1..(block + 1)], 0, engine));
+        await Assert.ThrowsAsync<ArgumentException>(async () => await SpindleRandomAccess.WriteAsync(handle, buffer[..block], 1, engine));
+        Assert.Equal(before.Operations, SpindleMetrics.Snapshot().Operations);
+        Assert.Equal(before.Submissions, SpindleMetrics.Snapshot().Submissions);
+    }
+
     [Fact]
     public void FileOptions_NoBuffering_opens_with_O_DIRECT_and_plain_options_do_not()
     {

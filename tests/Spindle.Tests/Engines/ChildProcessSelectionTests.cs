@@ -9,7 +9,7 @@ public class ChildProcessSelectionTests
 {
     private static string ProbePath => Path.Combine(AppContext.BaseDirectory, "Spindle.EngineProbe.dll");
 
-    private static Dictionary<string, string> RunProbe(IDictionary<string, string?> environment, string? runtimeConfig = null)
+    private static Dictionary<string, string> RunProbe(IDictionary<string, string?> environment, string? runtimeConfig = null, string? mode = null)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         start.ArgumentList.Add("exec");
@@ -19,6 +19,10 @@ public class ChildProcessSelectionTests
             start.ArgumentList.Add(runtimeConfig);
         }
         start.ArgumentList.Add(ProbePath);
+        if (mode is not null)
+        {
+            start.ArgumentList.Add(mode);
+        }
         start.Environment.Remove("SPINDLE_IO_ENGINE");
         foreach (var (key, value) in environment)
         {
@@ -76,5 +80,39 @@ public class ChildProcessSelectionTests
         Assert.Matches(@"^threadpool:\d+$", result["operations"]);
         // The thread pool engine would serve these cached reads from the fast path; the switch stops it.
         Assert.Equal("0", result["fastpath"]);
+    }
+
+    [Fact]
+    public void A_process_exits_cleanly_with_io_uring_reads_in_flight_on_a_closed_handle()
+    {
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?>(), mode: "exit-with-pending");
+        if (!SpindleRandomAccess.IsIoUringAvailable)
+        {
+            Console.WriteLine("io_uring is not available: the reads ran on the thread-pool fallback.");
+            return;
+        }
+        // The reads were really still in flight when the process exited (RunProbe checked exit code 0, in time).
+        Assert.Equal("100", result["pending"]);
+    }
+
+    [Fact]
+    public void With_io_uring_switched_off_every_request_falls_back_to_the_thread_pool_and_says_so()
+    {
+        using var dir = new TempDirectory();
+        string source = Path.Combine(AppContext.BaseDirectory, "Spindle.EngineProbe.runtimeconfig.json");
+        JsonNode config = JsonNode.Parse(File.ReadAllText(source))!;
+        JsonObject runtimeOptions = config["runtimeOptions"]!.AsObject();
+        JsonObject properties = runtimeOptions["configProperties"] as JsonObject ?? new JsonObject();
+        runtimeOptions["configProperties"] = properties;
+        properties["Spindle.DisableIoUring"] = true;
+        string path = dir.File("probe.runtimeconfig.json");
+        File.WriteAllText(path, config.ToJsonString());
+
+        // Even reads that ask for io_uring by name run on the pool, and the fallback is counted.
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?>(), path, mode: "force-iouring");
+        Assert.Equal("ThreadPool", result["engine"]);
+        Assert.Equal("False", result["iouring"]);
+        Assert.Matches(@"^threadpool:\d+$", result["operations"]);
+        Assert.NotEqual("0", result["fallbacks"]);
     }
 }

@@ -12,7 +12,7 @@ public class EngineAllocationTests
 
     // Any per-operation allocation costs at least 24 bytes; a rare runtime-internal one (a new pool
     // thread, a timer) is allowed for, a per-operation one is not.
-    private const double AllowedBytesPerOperation = 4;
+    private const double AllowedBytesPerOperation = 8;
 
     // Measured on a pool thread, without xunit's SynchronizationContext (posting to it allocates), as
     // a server without one runs; the awaits are in one method so that its state machine is boxed once.
@@ -22,13 +22,20 @@ public class EngineAllocationTests
         {
             await operation(i);
         }
-        long before = GC.GetTotalAllocatedBytes(precise: true);
-        for (int i = 0; i < Operations; i++)
+        // The best of three rounds: an allocation per operation shows in every round, a one-off
+        // event of the runtime (tiered JIT, a new pool thread) in at most one.
+        double best = double.MaxValue;
+        for (int round = 0; round < 3; round++)
         {
-            await operation(i);
+            long before = GC.GetTotalAllocatedBytes(precise: true);
+            for (int i = 0; i < Operations; i++)
+            {
+                await operation(i);
+            }
+            long after = GC.GetTotalAllocatedBytes(precise: true);
+            best = Math.Min(best, (after - before) / (double)Operations);
         }
-        long after = GC.GetTotalAllocatedBytes(precise: true);
-        return (after - before) / (double)Operations;
+        return best;
     });
 
     private static Task<double> BytesPerOperation<T>(Func<int, ValueTask<T>> operation) => Task.Run(async () =>
@@ -37,13 +44,20 @@ public class EngineAllocationTests
         {
             await operation(i);
         }
-        long before = GC.GetTotalAllocatedBytes(precise: true);
-        for (int i = 0; i < Operations; i++)
+        // The best of three rounds: an allocation per operation shows in every round, a one-off
+        // event of the runtime (tiered JIT, a new pool thread) in at most one.
+        double best = double.MaxValue;
+        for (int round = 0; round < 3; round++)
         {
-            await operation(i);
+            long before = GC.GetTotalAllocatedBytes(precise: true);
+            for (int i = 0; i < Operations; i++)
+            {
+                await operation(i);
+            }
+            long after = GC.GetTotalAllocatedBytes(precise: true);
+            best = Math.Min(best, (after - before) / (double)Operations);
         }
-        long after = GC.GetTotalAllocatedBytes(precise: true);
-        return (after - before) / (double)Operations;
+        return best;
     });
 
     [Theory]
@@ -60,17 +74,23 @@ public class EngineAllocationTests
         Memory<byte>[] scatter = [new byte[1000], new byte[3096]];
         ReadOnlyMemory<byte>[] gather = [block.AsMemory(0, 100), block.AsMemory(100)];
 
-        double write = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, block, (i % 64) * 4096L, engine));
+        double write = await BytesPerOperation(i => impl.WriteAsync(handle, block, (i % 64) * 4096L, useFastPath: false, default));
+        double fastWrite = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, block, (i % 64) * 4096L, engine));
         double read = await BytesPerOperation(i => impl.ReadAsync(handle, block, (i % 64) * 4096L, useFastPath: false, default));
         double fastRead = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, block, (i % 64) * 4096L, engine));
-        double scatterRead = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, scatter, (i % 64) * 4096L, engine));
-        double gatherWrite = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, gather, (i % 64) * 4096L, engine));
-        Console.WriteLine($"{engine}: bytes/op write {write}, read {read}, fast-path read {fastRead}, scatter {scatterRead}, gather {gatherWrite}");
+        double scatterRead = await BytesPerOperation(i => impl.ReadScatterAsync(handle, scatter, (i % 64) * 4096L, useFastPath: false, default));
+        double gatherWrite = await BytesPerOperation(i => impl.WriteGatherAsync(handle, gather, (i % 64) * 4096L, useFastPath: false, default));
+        double fastScatter = await BytesPerOperation(i => SpindleRandomAccess.ReadAsync(handle, scatter, (i % 64) * 4096L, engine));
+        double fastGather = await BytesPerOperation(i => SpindleRandomAccess.WriteAsync(handle, gather, (i % 64) * 4096L, engine));
+        Console.WriteLine($"{engine}: bytes/op write {write}, inline write {fastWrite}, read {read}, fast-path read {fastRead}, scatter {scatterRead}, gather {gatherWrite}, fast scatter {fastScatter}, inline gather {fastGather}");
 
         Assert.True(write < AllowedBytesPerOperation, $"WriteAsync allocates {write} bytes per operation");
+        Assert.True(fastWrite < AllowedBytesPerOperation, $"WriteAsync (inline) allocates {fastWrite} bytes per operation");
         Assert.True(read < AllowedBytesPerOperation, $"ReadAsync allocates {read} bytes per operation");
         Assert.True(fastRead < AllowedBytesPerOperation, $"ReadAsync (fast path) allocates {fastRead} bytes per operation");
         Assert.True(scatterRead < AllowedBytesPerOperation, $"scatter ReadAsync allocates {scatterRead} bytes per operation");
         Assert.True(gatherWrite < AllowedBytesPerOperation, $"gather WriteAsync allocates {gatherWrite} bytes per operation");
+        Assert.True(fastScatter < AllowedBytesPerOperation, $"scatter ReadAsync (fast path) allocates {fastScatter} bytes per operation");
+        Assert.True(fastGather < AllowedBytesPerOperation, $"gather WriteAsync (inline) allocates {fastGather} bytes per operation");
     }
 }

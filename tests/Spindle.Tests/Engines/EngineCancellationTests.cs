@@ -100,6 +100,40 @@ public class EngineCancellationTests
         Assert.NotEqual(target, TryTarget(descriptor));
     }
 
+    [Fact]
+    public async Task More_pending_reads_than_the_ring_holds_can_all_be_cancelled()
+    {
+        EngineCases.ReportIoUring(IoEngine.IoUring);
+        if (!SpindleRandomAccess.IsIoUringAvailable)
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        using var fifo = new Fifo(dir.File("fifo"));
+        using var cts = new CancellationTokenSource();
+        // More reads than the CQ ring has entries: the ring fills up, the rest wait in the queue.
+        var reads = new Task<int>[1000];
+        var buffers = new byte[reads.Length][];
+        for (int i = 0; i < reads.Length; i++)
+        {
+            buffers[i] = new byte[8];
+            reads[i] = SpindleRandomAccess.ReadAsync(fifo.Reader, buffers[i], 0, IoEngine.IoUring, cts.Token).AsTask();
+        }
+        await Task.Delay(100);
+        Assert.All(reads, r => Assert.False(r.IsCompleted));
+        cts.Cancel();
+        foreach (Task<int> read in reads)
+        {
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => read.WaitAsync(Timeout));
+        }
+
+        // The ring is usable afterwards, and no cancelled read took the bytes.
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 1, 2, 3 }, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+        byte[] next = new byte[8];
+        Assert.Equal(3, await SpindleRandomAccess.ReadAsync(fifo.Reader, next, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout));
+        Assert.All(buffers, b => Assert.All(b, x => Assert.Equal(0, x)));
+    }
+
     [Theory]
     [MemberData(nameof(EngineCases.All), MemberType = typeof(EngineCases))]
     public async Task Cancelling_after_completion_changes_nothing_and_the_buffer_stays_ours(IoEngine engine)

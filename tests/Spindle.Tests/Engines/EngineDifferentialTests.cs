@@ -68,10 +68,14 @@ public class EngineDifferentialTests
                     ? await System.IO.RandomAccess.ReadAsync(system, expected, offset)
                     : SpindleRandomAccess.Read(spindle, expected, offset);
                 long actualCount = await SpindleRandomAccess.ReadAsync(spindle, actual, offset, engine).AsTask().WaitAsync(Timeout);
+                Memory<byte>[] engineOnly = sizes.Select(s => new Memory<byte>(new byte[s])).ToArray();
+                long engineCount = await EngineCases.Resolve(engine).ReadScatterAsync(spindle, engineOnly, offset, useFastPath: false, default).AsTask().WaitAsync(Timeout);
                 Assert.Equal(expectedCount, actualCount);
+                Assert.Equal(expectedCount, engineCount);
                 for (int i = 0; i < sizes.Length; i++)
                 {
                     Assert.Equal(expected[i].ToArray(), actual[i].ToArray());
+                    Assert.Equal(expected[i].ToArray(), engineOnly[i].ToArray());
                 }
             }
         }
@@ -84,6 +88,7 @@ public class EngineDifferentialTests
         EngineCases.ReportIoUring(engine);
         using var dir = new TempDirectory();
         using (SafeFileHandle spindle = SpindleFile.OpenHandle(dir.File("s"), FileMode.Create, FileAccess.ReadWrite))
+        using (SafeFileHandle engineOnly = SpindleFile.OpenHandle(dir.File("e"), FileMode.Create, FileAccess.ReadWrite))
         using (SafeFileHandle system = File.OpenHandle(dir.File("d"), FileMode.Create, FileAccess.ReadWrite))
         {
             int seed = 10;
@@ -94,11 +99,15 @@ public class EngineDifferentialTests
                     byte[] data = Data(length, seed++);
                     await System.IO.RandomAccess.WriteAsync(system, data, offset);
                     await SpindleRandomAccess.WriteAsync(spindle, data, offset, engine).AsTask().WaitAsync(Timeout);
+                    // The same write without the inline fast path, so that the engine itself does it.
+                    await EngineCases.Resolve(engine).WriteAsync(engineOnly, data, offset, useFastPath: false, default).AsTask().WaitAsync(Timeout);
                 }
             }
             await SpindleRandomAccess.FlushToDiskAsync(spindle, engine).AsTask().WaitAsync(Timeout);
+            await SpindleRandomAccess.FlushToDiskAsync(engineOnly, engine).AsTask().WaitAsync(Timeout);
         }
         Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("s")));
+        Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("e")));
     }
 
     [Theory]
@@ -108,6 +117,7 @@ public class EngineDifferentialTests
         EngineCases.ReportIoUring(engine);
         using var dir = new TempDirectory();
         using (SafeFileHandle spindle = SpindleFile.OpenHandle(dir.File("s"), FileMode.Create, FileAccess.ReadWrite))
+        using (SafeFileHandle engineOnly = SpindleFile.OpenHandle(dir.File("e"), FileMode.Create, FileAccess.ReadWrite))
         using (SafeFileHandle system = File.OpenHandle(dir.File("d"), FileMode.Create, FileAccess.ReadWrite))
         {
             int seed = 20;
@@ -118,10 +128,12 @@ public class EngineDifferentialTests
                     ReadOnlyMemory<byte>[] buffers = sizes.Select(s => new ReadOnlyMemory<byte>(Data(s, seed++))).ToArray();
                     await System.IO.RandomAccess.WriteAsync(system, buffers, offset);
                     await SpindleRandomAccess.WriteAsync(spindle, buffers, offset, engine).AsTask().WaitAsync(Timeout);
+                    await EngineCases.Resolve(engine).WriteGatherAsync(engineOnly, buffers, offset, useFastPath: false, default).AsTask().WaitAsync(Timeout);
                 }
             }
         }
         Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("s")));
+        Assert.Equal(File.ReadAllBytes(dir.File("d")), File.ReadAllBytes(dir.File("e")));
     }
 
     [Theory]
@@ -154,8 +166,10 @@ public class EngineDifferentialTests
         {
             Exception expected = await Record.ExceptionAsync(async () => await System.IO.RandomAccess.WriteAsync(systemReadOnly, buffer, 0));
             Exception actual = await Record.ExceptionAsync(async () => await SpindleRandomAccess.WriteAsync(readOnly, buffer, 0, engine));
+            Exception engineOnly = await Record.ExceptionAsync(async () => await EngineCases.Resolve(engine).WriteAsync(readOnly, buffer, 0, useFastPath: false, default));
             Assert.NotNull(expected);
             Assert.IsType(expected.GetType(), actual);
+            Assert.IsType(expected.GetType(), engineOnly);
 
             ReadOnlyMemory<byte>[] buffers = [buffer];
             expected = await Record.ExceptionAsync(async () => await System.IO.RandomAccess.WriteAsync(systemReadOnly, buffers, 0));
@@ -200,5 +214,20 @@ public class EngineDifferentialTests
             total += n;
         }
         Assert.Equal(data, read);
+    }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.All), MemberType = typeof(EngineCases))]
+    public async Task A_zero_byte_read_on_an_empty_pipe_returns_at_once(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        using Fifo fifo = new(dir.File("fifo"));
+        Assert.Equal(0, await SpindleRandomAccess.ReadAsync(fifo.Reader, Memory<byte>.Empty, 0, engine).AsTask().WaitAsync(Timeout));
+        Assert.Equal(0, await SpindleRandomAccess.ReadAsync(fifo.Reader, new Memory<byte>[] { Memory<byte>.Empty }, 0, engine).AsTask().WaitAsync(Timeout));
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, ReadOnlyMemory<byte>.Empty, 0, engine).AsTask().WaitAsync(Timeout);
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 42 }, 0, engine).AsTask().WaitAsync(Timeout);
+        byte[] one = new byte[1];
+        Assert.Equal(1, await SpindleRandomAccess.ReadAsync(fifo.Reader, one, 0, engine).AsTask().WaitAsync(Timeout));
+        Assert.Equal(42, one[0]);
     }
 }

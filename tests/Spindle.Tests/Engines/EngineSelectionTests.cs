@@ -12,7 +12,8 @@ public class EngineSelectionTests
     public void The_default_engine_is_resolved_and_says_which_one_runs()
     {
         IoEngine engine = SpindleRandomAccess.DefaultEngine;
-        Console.WriteLine($"Default engine: {engine}; io_uring available: {SpindleRandomAccess.IsIoUringAvailable} {IoUringEngine.UnavailableReason}");
+        Console.WriteLine($"Default engine: {engine}; io_uring available: {SpindleRandomAccess.IsIoUringAvailable} {IoUringEngine.UnavailableReason}"
+            + (IoUringEngine.Instance is { } ring ? $" (setup flags 0x{ring.Thread.SetupFlags:x})" : ""));
         Assert.NotEqual(IoEngine.Auto, engine);
         Assert.Equal(engine, EngineSelector.Default.Kind);
         string? configured = Environment.GetEnvironmentVariable(EngineSelector.EnvironmentName);
@@ -57,7 +58,8 @@ public class EngineSelectionTests
         var tasks = new Task[Count];
         for (int i = 0; i < Count; i++)
         {
-            tasks[i] = SpindleRandomAccess.WriteAsync(handle, data.AsMemory(i * 512, 512), i * 512L, IoEngine.IoUring).AsTask();
+            // Without the inline write fast path, so that every write goes through the ring.
+            tasks[i] = EngineSelector.Get(IoEngine.IoUring).WriteAsync(handle, data.AsMemory(i * 512, 512), i * 512L, useFastPath: false, default).AsTask();
         }
         await Task.WhenAll(tasks).WaitAsync(TimeSpan.FromSeconds(30));
         MetricsSnapshot after = SpindleMetrics.Snapshot();

@@ -33,13 +33,21 @@ public class EngineStressTests
                     {
                         block[i] = Pattern(b, i);
                     }
-                    if (b % 2 == 0)
+                    if (b % 4 == 0)
                     {
                         await SpindleRandomAccess.WriteAsync(handle, block, (long)b * BlockSize, engine);
                     }
-                    else
+                    else if (b % 4 == 2)
+                    {
+                        await engineImpl.WriteAsync(handle, block, (long)b * BlockSize, useFastPath: false, default);
+                    }
+                    else if (b % 4 == 1)
                     {
                         await SpindleRandomAccess.WriteAsync(handle, new ReadOnlyMemory<byte>[] { block.AsMemory(0, 1000), block.AsMemory(1000) }, (long)b * BlockSize, engine);
+                    }
+                    else
+                    {
+                        await engineImpl.WriteGatherAsync(handle, new ReadOnlyMemory<byte>[] { block.AsMemory(0, 1000), block.AsMemory(1000) }, (long)b * BlockSize, useFastPath: false, default);
                     }
                 }
             }))).WaitAsync(TimeSpan.FromSeconds(60));
@@ -53,11 +61,12 @@ public class EngineStressTests
                 {
                     long offset = (long)b * BlockSize;
                     Array.Clear(block);
-                    long n = (b % 3) switch
+                    long n = (b % 4) switch
                     {
                         0 => await engineImpl.ReadAsync(handle, block, offset, useFastPath: false, default),
                         1 => await SpindleRandomAccess.ReadAsync(handle, block, offset, engine),
-                        _ => await SpindleRandomAccess.ReadAsync(handle, new Memory<byte>[] { block.AsMemory(0, 3000), block.AsMemory(3000) }, offset, engine),
+                        2 => await SpindleRandomAccess.ReadAsync(handle, new Memory<byte>[] { block.AsMemory(0, 3000), block.AsMemory(3000) }, offset, engine),
+                        _ => await engineImpl.ReadScatterAsync(handle, new Memory<byte>[] { block.AsMemory(0, 3000), block.AsMemory(3000) }, offset, useFastPath: false, default),
                     };
                     bool ok = n == BlockSize;
                     for (int i = 0; ok && i < BlockSize; i++)

@@ -35,6 +35,15 @@ public partial class ReadFastPathTests
         Assert.Equal(data, buffer);
         Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
 
+        // A scatter read of cached pages too.
+        Memory<byte>[] parts = [new byte[1000], new byte[64536]];
+        before = SpindleMetrics.Snapshot();
+        ValueTask<long> scatter = SpindleRandomAccess.ReadAsync(handle, parts, 0, engine);
+        Assert.True(scatter.IsCompletedSuccessfully, "a cached scatter read should complete synchronously");
+        Assert.Equal(data.Length, await scatter);
+        Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).ToArray());
+        Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
+
         // Switched off for the call, the same read goes through the engine and is not counted as a hit.
         before = SpindleMetrics.Snapshot();
         Array.Clear(buffer);
@@ -84,5 +93,66 @@ public partial class ReadFastPathTests
         Assert.Equal(2, await SpindleRandomAccess.ReadAsync(fifo.Reader, buffer, 0, IoEngine.ThreadPool).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
         Assert.Equal(new byte[] { 1, 2 }, buffer);
         Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+    }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task Small_writes_to_a_local_file_are_done_inline_and_large_ones_by_the_engine(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite);
+        byte[] small = new byte[4096];
+        byte[] large = new byte[1 << 20];
+        new Random(13).NextBytes(small);
+        new Random(14).NextBytes(large);
+
+        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        ValueTask write = SpindleRandomAccess.WriteAsync(handle, small, 0, engine);
+        Assert.True(write.IsCompletedSuccessfully, "a small write to ext4/xfs/tmpfs completes on the caller's thread");
+        await write;
+        Assert.Equal(before.InlineWrites + 1, SpindleMetrics.Snapshot().InlineWrites);
+
+        before = SpindleMetrics.Snapshot();
+        await SpindleRandomAccess.WriteAsync(handle, large, 4096, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(before.InlineWrites, SpindleMetrics.Snapshot().InlineWrites);
+
+        byte[] expected = [.. small, .. large];
+        Assert.Equal(expected, File.ReadAllBytes(dir.File("f")));
+    }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task Writes_to_a_write_through_file_are_never_done_inline(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        // WriteThrough is O_SYNC: each write waits for the device, which must not happen on the caller's thread.
+        using SafeFileHandle handle = File.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.WriteThrough);
+        byte[] small = new byte[4096];
+        new Random(16).NextBytes(small);
+        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        await SpindleRandomAccess.WriteAsync(handle, small, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(before.InlineWrites, SpindleMetrics.Snapshot().InlineWrites);
+        Assert.Equal(small, File.ReadAllBytes(dir.File("f")));
+    }
+}
+
+public class ReadFastPathPerHandleTests
+{
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task A_handle_with_the_fast_path_off_reads_through_the_engine(IoEngine engine)
+    {
+        using var dir = new Spindle.Tests.Infrastructure.TempDirectory();
+        string path = dir.File("f");
+        byte[] data = new byte[8192];
+        new Random(15).NextBytes(data);
+        File.WriteAllBytes(path, data);
+        using Microsoft.Win32.SafeHandles.SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read);
+        Spindle.Engines.FastPath.ReadFastPath.DisableFor(handle);
+        byte[] buffer = new byte[8192];
+        // Cached data, yet the fast path declines the handle, so the engine reads it, with the same bytes.
+        Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(data, buffer);
+        Assert.False(Spindle.Engines.FastPath.ReadFastPath.TryRead(handle, buffer, 0, engine) >= 0);
     }
 }

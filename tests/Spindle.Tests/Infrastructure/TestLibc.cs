@@ -49,11 +49,11 @@ public static unsafe partial class TestLibc
         return (new SafeFileHandle(fds[0], ownsHandle: true), new SafeFileHandle(fds[1], ownsHandle: true));
     }
 
-    /// <summary>An anonymous pipe (read end, write end) as owned handles.</summary>
-    public static (SafeFileHandle Read, SafeFileHandle Write) CreatePipe()
+    /// <summary>An anonymous pipe (read end, write end) as owned handles, optionally non-blocking.</summary>
+    public static (SafeFileHandle Read, SafeFileHandle Write) CreatePipe(bool nonBlocking = false)
     {
         int* fds = stackalloc int[2];
-        if (Pipe2(fds, 0x80000 /* O_CLOEXEC */) != 0)
+        if (Pipe2(fds, 0x80000 /* O_CLOEXEC */ | (nonBlocking ? O_NONBLOCK : 0)) != 0)
         {
             throw new InvalidOperationException($"pipe2 failed: errno {Marshal.GetLastPInvokeError()}");
         }
@@ -72,6 +72,20 @@ public static unsafe partial class TestLibc
         byte* status = stackalloc byte[256];
         // AT_FDCWD, STATX_TYPE; stx_mode is at offset 28.
         return Statx(-100, path, 0, 0x1, status) != 0 ? -1 : *(ushort*)(status + 28) & S_IFMT;
+    }
+
+    [LibraryImport("libc", EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Open(string path, int flags);
+
+    /// <summary>A read-only descriptor of a directory (which System.IO and Spindle refuse to open) as an owned handle.</summary>
+    public static SafeFileHandle OpenDirectory(string path)
+    {
+        int fd = Open(path, 0x80000 /* O_CLOEXEC */);
+        if (fd < 0)
+        {
+            throw new InvalidOperationException($"open failed: errno {Marshal.GetLastPInvokeError()}");
+        }
+        return new SafeFileHandle(fd, ownsHandle: true);
     }
 
     /// <summary>Creates a named pipe.</summary>

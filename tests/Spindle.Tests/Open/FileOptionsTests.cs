@@ -28,7 +28,9 @@ public class FileOptionsTests
                 (string expected, string actual) = OpenDifferential.Compare("file", exists,
                     path => File.OpenHandle(path, mode, FileAccess.ReadWrite, FileShare.Read, options),
                     path => SpindleFile.OpenHandle(path, mode, FileAccess.ReadWrite, FileShare.Read, options),
-                    handle => System.IO.RandomAccess.Write(handle, "written"u8, 3));
+                    // Spindle opens FILE_FLAG_NO_BUFFERING (0x20000000) with O_DIRECT, its documented extension, where
+                    // an unaligned write fails; those handles are compared without writing.
+                    (options & (FileOptions)0x20000000) != 0 ? null : handle => System.IO.RandomAccess.Write(handle, "written"u8, 3));
                 if (expected != actual)
                 {
                     differences.Add($"{mode}/exists={exists}:\n  System.IO: {expected}\n  Spindle:   {actual}");

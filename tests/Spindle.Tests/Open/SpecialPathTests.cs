@@ -1,3 +1,4 @@
+using Xunit.Abstractions;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Tests.Infrastructure;
 
@@ -6,6 +7,10 @@ namespace Spindle.Tests.Open;
 /// <summary>Directories, links, missing parents, bad paths, read-only files and devices, against File.OpenHandle.</summary>
 public class SpecialPathTests
 {
+    private readonly ITestOutputHelper _output;
+
+    public SpecialPathTests(ITestOutputHelper output) => _output = output;
+
     private static readonly FileMode[] WritingModes = [FileMode.Open, FileMode.OpenOrCreate, FileMode.Create, FileMode.CreateNew, FileMode.Truncate, FileMode.Append];
 
     private static void AssertSame(string path, FileMode mode, FileAccess access, FileShare share = FileShare.Read, List<string>? differences = null,
@@ -160,7 +165,7 @@ public class SpecialPathTests
         using TmpfsMount? mount = TmpfsMount.TryMount("64k", out string reason, readOnly: true);
         if (mount is null)
         {
-            Console.WriteLine($"SKIPPED Read_only_file_system: {reason}");
+            SkipReport.Print(_output, "Read_only_file_system", reason);
             return;
         }
         ForEveryModeAndAccess(mount.File("new"));

@@ -220,4 +220,100 @@ public class ConnectedStreamTests
             received.Write(buffer, 0, read);
         }
     }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(4096)]
+    public async Task A_pending_pipe_read_on_io_uring_can_be_cancelled_without_losing_data(int bufferSize)
+    {
+        if (!Spindle.Engines.EngineSelector.IsIoUringAvailable)
+        {
+            // Only io_uring can cancel a read that is already waiting in the kernel; the pool engines block a thread.
+            return;
+        }
+        using var dir = new TempDirectory();
+        var configuration = new StreamConfiguration(bufferSize, UseAsync: true, IoEngine.IoUring);
+        (Stream reader, Stream writer) = await OpenSpindleFifoAsync(dir, configuration);
+        await using (reader)
+        await using (writer)
+        {
+            Assert.Equal(IoEngine.IoUring, ((SpindleFileStream)reader).Engine);
+            byte[] buffer = new byte[16];
+            using var cancellation = new CancellationTokenSource(TimeSpan.FromMilliseconds(100));
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reader.ReadAsync(buffer, cancellation.Token).AsTask().WaitAsync(s_timeout));
+            writer.Write(new byte[] { 1, 2, 3 });
+            writer.Flush();
+            Assert.Equal(3, await reader.ReadAsync(buffer).AsTask().WaitAsync(s_timeout));
+            Assert.Equal(new byte[] { 1, 2, 3 }, buffer[..3]);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task WriteAsync_on_a_pipe_is_delivered_without_a_flush_like_FileStream(StreamConfiguration configuration)
+    {
+        using var dir = new TempDirectory();
+        foreach (bool spindle in new[] { false, true })
+        {
+            (Stream reader, Stream writer) = spindle
+                ? await OpenSpindleFifoAsync(dir, configuration)
+                : await OpenFifoAsync(dir, (path, access) => configuration.OpenSystem(path, FileMode.Open, access));
+            await using (reader)
+            await using (writer)
+            {
+                await writer.WriteAsync(new byte[] { 1, 2, 3 });
+                Assert.Equal(new byte[] { 1, 2, 3 }, await ReadExactly(reader, 3));
+                if (spindle)
+                {
+                    // Unlike System.IO, which would send the asynchronous bytes ahead of a byte still in the
+                    // buffer, Spindle keeps the order.
+                    writer.WriteByte(4);
+                    await writer.WriteAsync(new byte[] { 5, 6 });
+                    Assert.Equal(new byte[] { 4, 5, 6 }, await ReadExactly(reader, 3));
+                }
+            }
+        }
+    }
+
+    private static async Task<byte[]> ReadExactly(Stream reader, int count)
+    {
+        byte[] buffer = new byte[count];
+        int read = 0;
+        while (read < count)
+        {
+            int n = await reader.ReadAsync(buffer.AsMemory(read)).AsTask().WaitAsync(s_timeout);
+            Assert.True(n > 0, "unexpected end of stream");
+            read += n;
+        }
+        return buffer;
+    }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task Character_devices_behave_like_FileStream(StreamConfiguration configuration)
+    {
+        foreach (string device in new[] { "/dev/null", "/dev/zero" })
+        {
+            await using Stream system = configuration.OpenSystem(device, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+            await using Stream spindle = configuration.OpenSpindle(device, FileMode.Open, FileAccess.ReadWrite, FileShare.ReadWrite);
+            foreach (Func<Stream, Task<object>> step in new Func<Stream, Task<object>>[]
+            {
+                s => Task.FromResult<object>(s.CanSeek),
+                s => Task.FromResult<object>(s.Position),
+                s => Task.FromResult<object>(s.Length),
+                s => { s.Write(new byte[100]); return Task.FromResult<object>(s.Position); },
+                async s => { await s.WriteAsync(new byte[5000]); return s.Position; },
+                s => { byte[] b = new byte[10]; b.AsSpan().Fill(7); return Task.FromResult<object>(s.Read(b) + Convert.ToHexString(b)); },
+                async s => { byte[] b = new byte[9000]; return await s.ReadAsync(b) + " " + b.Sum(x => x); },
+                s => Task.FromResult<object>(s.ReadByte()),
+                s => Task.FromResult<object>(s.Seek(10, SeekOrigin.Begin)),
+                s => { s.Flush(); return Task.FromResult<object>(s.Position); },
+            })
+            {
+                StreamOutcome expected = await StreamOutcome.OfAsync(() => step(system));
+                StreamOutcome actual = await StreamOutcome.OfAsync(() => step(spindle));
+                Assert.True(expected == actual, $"{device}: System.IO {expected}, Spindle {actual}");
+            }
+        }
+    }
 }

@@ -1,4 +1,6 @@
 using System.Text;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Interop;
 using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Streams;
@@ -50,15 +52,32 @@ public class DifferentialStreamTests
         var log = new StringBuilder();
         log.Append($"seed {seed}: bufferSize {bufferSize}, useAsync {useAsync}, engine {engine}, {mode}/{access}, initial {initial.Length} bytes\n");
         FileOptions options = useAsync ? FileOptions.Asynchronous : FileOptions.None;
-        var system = new FileStream(systemPath, mode, access, FileShare.Read, bufferSize, options);
-        var spindle = new SpindleFileStream(spindlePath, new SpindleFileOptions
+        FileStream system;
+        SpindleFileStream spindle;
+        if (shape == 3)
         {
-            Mode = mode,
-            Access = access,
-            BufferSize = bufferSize,
-            Options = options,
-            Engine = engine,
-        });
+            // From a handle whose OS offset is somewhere in the file: that offset becomes the position.
+            long offset = random.Next(0, initial.Length + 1);
+            SafeFileHandle systemHandle = File.OpenHandle(systemPath, mode, access, FileShare.Read, options);
+            SafeFileHandle spindleHandle = SpindleFile.OpenHandle(spindlePath, mode, access, FileShare.Read, options);
+            Libc.LSeek((int)systemHandle.DangerousGetHandle(), offset, LinuxConstants.SEEK_SET);
+            Libc.LSeek((int)spindleHandle.DangerousGetHandle(), offset, LinuxConstants.SEEK_SET);
+            log.Append($"from handles at offset {offset}\n");
+            system = new FileStream(systemHandle, access, bufferSize, useAsync);
+            spindle = new SpindleFileStream(spindleHandle, access, bufferSize, useAsync);
+        }
+        else
+        {
+            system = new FileStream(systemPath, mode, access, FileShare.Read, bufferSize, options);
+            spindle = new SpindleFileStream(spindlePath, new SpindleFileOptions
+            {
+                Mode = mode,
+                Access = access,
+                BufferSize = bufferSize,
+                Options = options,
+                Engine = engine,
+            });
+        }
         try
         {
             int operations = random.Next(10, 50);
@@ -108,7 +127,7 @@ public class DifferentialStreamTests
 
         internal Step(Random random, int bufferSize)
         {
-            _kind = random.Next(20);
+            _kind = random.Next(22);
             int around = Math.Max(bufferSize, 4);
             _size = random.Next(0, 2 * around + 3);
             _offset = random.Next(0, 3);
@@ -149,7 +168,9 @@ public class DifferentialStreamTests
             16 => "FlushAsync",
             17 => "Flush(true)",
             18 => "CopyTo",
-            _ => "BeginRead/EndRead",
+            19 => "BeginRead/EndRead",
+            20 => "BeginWrite/EndWrite",
+            _ => "CopyToAsync",
         };
 
         internal async Task<(StreamOutcome, StreamOutcome)> Apply(Stream system, Stream spindle)
@@ -210,8 +231,17 @@ public class DifferentialStreamTests
                         stream.CopyTo(copy);
                         return copy.ToArray();
                     });
-                default:
+                case 19:
                     return await ReadIntoAsync(buffer => Task.Factory.FromAsync(stream.BeginRead, stream.EndRead, buffer, _offset, _size, null));
+                case 20:
+                    return await StreamOutcome.OfAsync(() => Task.Factory.FromAsync(stream.BeginWrite, stream.EndWrite, _data, _offset, _size, null));
+                default:
+                    return await StreamOutcome.OfAsync(async () =>
+                    {
+                        var copy = new MemoryStream();
+                        await stream.CopyToAsync(copy, Math.Max(1, _size));
+                        return copy.ToArray();
+                    });
             }
         }
 

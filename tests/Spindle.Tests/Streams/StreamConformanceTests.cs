@@ -418,4 +418,71 @@ public class StreamConformanceTests
         pair.SameState("appended");
         await pair.AssertSameFilesAsync();
     }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task Unawaited_async_operations_get_consecutive_offsets_like_FileStream(StreamConfiguration configuration)
+    {
+        using var dir = new TempDirectory();
+        await using var pair = new StreamPair(dir, configuration, Bytes(50_000, 17));
+        byte[] data = Bytes(20_000, 18);
+        int[] sizes = [100, 5000, 1, 4096, 300, 8000, 2, 2000];
+        // Started back to back without awaiting: each must still land after the previous one.
+        await pair.SameAsync(async s =>
+        {
+            var writes = new List<Task>();
+            int offset = 0;
+            foreach (int size in sizes)
+            {
+                writes.Add(s.WriteAsync(data, offset, size));
+                offset += size;
+            }
+            await Task.WhenAll(writes);
+            return s.Position;
+        }, "unawaited writes");
+        pair.Same(s => s.Seek(-3000, SeekOrigin.Current), "Seek back");
+        await pair.SameAsync(async s =>
+        {
+            var reads = new List<Task<int>>();
+            var buffers = new List<byte[]>();
+            foreach (int size in sizes)
+            {
+                byte[] buffer = new byte[size];
+                buffers.Add(buffer);
+                reads.Add(s.ReadAsync(buffer, 0, size));
+            }
+            int[] counts = await Task.WhenAll(reads);
+            return string.Join(",", counts) + " " + string.Join("", buffers.Select(Convert.ToHexString)) + " " + s.Position;
+        }, "unawaited reads");
+        pair.SameState("after unawaited operations");
+        await pair.AssertSameFilesAsync();
+    }
+
+    [Theory]
+    [MemberData(nameof(Configurations))]
+    public async Task Stream_consumers_work_unchanged_on_top(StreamConfiguration configuration)
+    {
+        using var dir = new TempDirectory();
+        await using var pair = new StreamPair(dir, configuration, []);
+        string text = string.Join("\n", Enumerable.Range(0, 2000).Select(i => $"line {i}: {new string((char)('a' + i % 26), i % 70)}"));
+        StreamOutcome outcome = await pair.SameAsync(async s =>
+        {
+            var writer = new StreamWriter(s, leaveOpen: true);
+            await writer.WriteAsync(text);
+            await writer.FlushAsync();
+            var binary = new BinaryWriter(s, System.Text.Encoding.UTF8, leaveOpen: true);
+            binary.Write(42L);
+            binary.Write("tail");
+            binary.Flush();
+            s.Position = 0;
+            using var reader = new StreamReader(s, leaveOpen: true);
+            char[] chars = new char[text.Length];
+            await reader.ReadBlockAsync(chars);
+            s.Position = System.Text.Encoding.UTF8.GetByteCount(text);
+            var binaryReader = new BinaryReader(s, System.Text.Encoding.UTF8, leaveOpen: true);
+            return new string(chars) == text ? $"{binaryReader.ReadInt64()} {binaryReader.ReadString()} {s.Position}" : "text differs";
+        }, "StreamWriter/StreamReader/BinaryWriter/BinaryReader");
+        Assert.StartsWith("= 42 tail ", outcome.Text);
+        await pair.AssertSameFilesAsync();
+    }
 }

@@ -109,8 +109,12 @@ public class StreamConstructionTests
         File.WriteAllBytes(dir.File("system"), new byte[5]);
         File.WriteAllBytes(dir.File("spindle"), new byte[5]);
         SameOutcome(() => new FileStream(dir.File("system"), systemOptions), () => new SpindleFileStream(dir.File("spindle"), spindleOptions), "options");
+        SameOutcome(() => new FileStream(dir.File("system"), systemOptions), () => new SpindleFileStream(dir.File("spindle"), systemOptions), "FileStreamOptions");
+        SameOutcome(() => new FileStream("", systemOptions), () => new SpindleFileStream("", systemOptions), "empty path, FileStreamOptions");
+        SameOutcome(() => new FileStream(dir.File("x"), (FileStreamOptions)null!), () => new SpindleFileStream(dir.File("y"), (FileStreamOptions)null!), "null FileStreamOptions");
         SameOutcome(() => new FileStream(null!, systemOptions), () => new SpindleFileStream(null!, spindleOptions), "null path");
         SameOutcome(() => new FileStream(dir.File("x"), (FileStreamOptions)null!), () => new SpindleFileStream(dir.File("y"), (SpindleFileOptions)null!), "null options");
+        SameOutcome(() => new FileStream(null!, (FileStreamOptions)null!), () => new SpindleFileStream(null!, (FileStreamOptions)null!), "null path and options");
     }
 
     [Fact]
@@ -180,6 +184,13 @@ public class StreamConstructionTests
         Assert.Equal(3, view.ReadByte());
         Assert.Equal(2, stream.Position);
         Assert.Equal(3, stream.ReadByte());
+
+        // With read-ahead in the buffer, the descriptor is moved back to what the caller has consumed.
+        Assert.Equal(4, stream.ReadByte());
+        SafeFileHandle again = stream.SafeFileHandle;
+        using var view2 = new FileStream(new SafeFileHandle(again.DangerousGetHandle(), ownsHandle: false), FileAccess.Read, 0);
+        Assert.Equal(4, view2.Position);
+        Assert.Equal(5, stream.ReadByte());
     }
 
     [Theory]
@@ -323,6 +334,15 @@ public class StreamConstructionTests
                 if (engine == IoEngine.Sync)
                 {
                     Assert.Equal(IoEngine.Sync, stream.Engine);
+                }
+                if (engine == IoEngine.Auto)
+                {
+                    // Synchronous streams run *Async on the pool, as System.IO does on Unix; asynchronous ones on the process default.
+                    Assert.Equal(useAsync ? Spindle.Engines.EngineSelector.Default.Kind : IoEngine.ThreadPool, stream.Engine);
+                }
+                if (engine == IoEngine.IoUring)
+                {
+                    Assert.Equal(Spindle.Engines.EngineSelector.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.ThreadPool, stream.Engine);
                 }
             }
         }

@@ -1,4 +1,3 @@
-using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
@@ -20,10 +19,6 @@ internal static unsafe class ReadFastPath
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !(AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled);
 
-    // What the fast path learned about each handle; weak so that it never keeps a handle alive.
-    private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
-    private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts>.CreateValueCallback s_probe = Probe;
-
     /// <summary>
     /// Tries the read. Returns the bytes read from cached pages (possibly fewer than asked, 0 at
     /// the end of the file), or -1 when the engine must do the read: nothing cached, a handle
@@ -32,12 +27,13 @@ internal static unsafe class ReadFastPath
     /// </summary>
     internal static int TryRead(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
+        // While the fault seam is armed on this handle (tests only), every read goes where the seam can see it.
         if (fileOffset < 0 || buffer.IsEmpty || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle))
         {
             return -1;
         }
-        HandleFacts facts = s_facts.GetValue(handle, s_probe);
-        if (!facts.FastPathAllowed)
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (!facts.NonBlockingReads)
         {
             return -1;
         }
@@ -55,7 +51,7 @@ internal static unsafe class ReadFastPath
                     if (Errno.Last == Errno.EOPNOTSUPP)
                     {
                         // The file system does not do non-blocking reads; stop asking for this handle.
-                        facts.FastPathAllowed = false;
+                        facts.NonBlockingReads = false;
                     }
                     return -1;
                 }
@@ -76,6 +72,12 @@ internal static unsafe class ReadFastPath
             }
         }
     }
+
+    /// <summary>
+    /// Turns the read fast path off for one handle (for <see cref="SpindleFileOptions.ReadFastPath"/>
+    /// set to false): every engine then sends that handle's reads to the kernel the engine's way.
+    /// </summary>
+    internal static void DisableFor(SafeFileHandle handle) => HandleFacts.Of(handle).NonBlockingReads = false;
 
     /// <summary>
     /// The fast path as an engine uses it: true when the read is done (<paramref name="completed"/>
@@ -101,23 +103,53 @@ internal static unsafe class ReadFastPath
         return false;
     }
 
-    private static HandleFacts Probe(SafeFileHandle handle)
+    /// <summary>The most buffers a scatter read may have to be tried on the caller's thread.</summary>
+    internal const int MaxScatterBuffers = 8;
+
+    /// <summary>
+    /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled,
+    /// or -1 when the engine must do the read (then from the start: a short result may be the end
+    /// of the file or an uncached page, and only the engine can tell which without blocking here).
+    /// </summary>
+    internal static long TryReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
-        bool allowed = false;
+        int count = buffers.Count;
+        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle) || !HandleFacts.Of(handle).NonBlockingReads)
+        {
+            return -1;
+        }
+
+        PinnedBuffers pins = default;
+        IoVector* vectors = stackalloc IoVector[MaxScatterBuffers];
         bool added = false;
+        int pinned = 0;
         try
         {
+            ulong total = 0;
+            for (; pinned < count; pinned++)
+            {
+                Memory<byte> buffer = buffers[pinned];
+                pins[pinned] = buffer.Pin();
+                vectors[pinned] = new IoVector { Base = (byte*)pins[pinned].Pointer, Count = (nuint)buffer.Length };
+                total += (ulong)buffer.Length;
+            }
+            if (total == 0)
+            {
+                return -1;
+            }
             handle.DangerousAddRef(ref added);
-            int fd = HandleIo.Fd(handle);
-            StatxBuffer status;
-            int flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
-            // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
-            allowed = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0
-                && Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
-                && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
+            nint result = Libc.PReadV2(HandleIo.Fd(handle), vectors, count, fileOffset, LinuxConstants.RWF_NOWAIT);
+            if (result < 0 || (ulong)result != total)
+            {
+                return -1;
+            }
+            SpindleMetrics.FastPathHit();
+            SpindleMetrics.Operation(engine, result);
+            return result;
         }
         catch (ObjectDisposedException)
         {
+            return -1;
         }
         finally
         {
@@ -125,13 +157,16 @@ internal static unsafe class ReadFastPath
             {
                 handle.DangerousRelease();
             }
+            for (int i = 0; i < pinned; i++)
+            {
+                pins[i].Dispose();
+            }
         }
-        return new HandleFacts { FastPathAllowed = allowed };
     }
 
-    private sealed class HandleFacts
+    [System.Runtime.CompilerServices.InlineArray(MaxScatterBuffers)]
+    private struct PinnedBuffers
     {
-        // A regular file without O_DIRECT on a file system that supports RWF_NOWAIT (as far as known).
-        public volatile bool FastPathAllowed;
+        private System.Buffers.MemoryHandle _first;
     }
 }

@@ -31,8 +31,16 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.IoUring;
 
+    /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
+    internal const string DisableSwitch = "Spindle.DisableIoUring";
+
     private static IoUringEngine? Create()
     {
+        if (AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled)
+        {
+            UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
+            return null;
+        }
         var engine = new IoUringEngine(new RingThread());
         if (!engine.Thread.Start(engine, out string? reason))
         {
@@ -49,6 +57,12 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
+        if (buffer.IsEmpty)
+        {
+            // A zero-byte read never blocks, but io_uring would wait on an empty pipe for data it then
+            // does not take; System.IO's read(2) of zero bytes returns (or fails) at once, so do that.
+            return SyncEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+        }
         IoUringOperation operation = Rent();
         try
         {
@@ -64,8 +78,12 @@ internal sealed class IoUringEngine : FileIoEngine
         return new ValueTask<int>(operation, version);
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffer.Length, fileOffset))
+        {
+            return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
+        }
         if (buffer.IsEmpty)
         {
             // System.IO makes no system call for an empty write either.
@@ -86,8 +104,16 @@ internal sealed class IoUringEngine : FileIoEngine
         return new ValueTask(operation, version);
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath)
+        {
+            long cached = ReadFastPath.TryReadScatter(handle, buffers, fileOffset, Kind);
+            if (cached >= 0)
+            {
+                return new ValueTask<long>(cached);
+            }
+        }
         IoUringOperation operation = Rent();
         try
         {
@@ -103,13 +129,23 @@ internal sealed class IoUringEngine : FileIoEngine
             Abandon(operation);
             return new ValueTask<long>(0);
         }
+        if (operation.IsZeroLength())
+        {
+            // Only empty buffers: like a zero-byte read, done at once (see ReadAsync).
+            Abandon(operation);
+            return SyncEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+        }
         short version = operation.Version;
         Start(operation, cancellationToken);
         return new ValueTask<long>(operation, version);
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
+        {
+            return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+        }
         IoUringOperation operation = Rent();
         try
         {

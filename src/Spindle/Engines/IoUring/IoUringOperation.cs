@@ -44,7 +44,6 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private OperationKind _kind;
     private SafeFileHandle? _handle;                         // referenced (DangerousAddRef) while prepared
     private int _fd;
-    private int _injectedErrno;                              // test seam (SyscallFaults): the errno the next completion carries
     private MemoryHandle _pin;                               // the single buffer of Read/Write
     private MemoryHandle[] _pins = [];                       // the buffers of ReadVectors/WriteVectors, _pins[0.._vectorCount)
     private IoVector* _vectors;                              // native iovecs, reused across operations
@@ -57,6 +56,9 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private long _offset;                                    // negative: the handle has no position
     private long _transferred;                               // bytes done so far by the kernel for this operation
     private long _prefix;                                    // bytes the fast path read before the operation started
+    private bool _shortenNext;                               // the fault seam asked for a short transfer on the next SQE
+    private IoVector* _cutVectors;                           // the shortened iovec list for that SQE
+    private int _cutCapacity;
     private CancellationToken _cancellationToken;
     private CancellationTokenRegistration _registration;
     private volatile bool _cancelRequested;
@@ -178,10 +180,52 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         }
     }
 
+    /// <summary>Whether every buffer of a vectored operation is empty.</summary>
+    internal bool IsZeroLength()
+    {
+        for (int i = 0; i < _vectorCount; i++)
+        {
+            if (_vectors[i].Count != 0)
+            {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void RequestCancel()
     {
         _cancelRequested = true;
         _engine.RequestCancel(this, Generation);
+    }
+
+    /// <summary>
+    /// Asks the test seam (<see cref="SyscallFaults"/>, armed only by tests) what happens to the next
+    /// SQE: an errno to answer with instead of submitting, or 0 (possibly with a short transfer).
+    /// </summary>
+    internal int DecideFault()
+    {
+        SyscallKind kind;
+        switch (_kind)
+        {
+            case OperationKind.Read:
+                kind = SyscallKind.Read;
+                break;
+            case OperationKind.Write:
+                kind = SyscallKind.Write;
+                break;
+            case OperationKind.ReadVectors:
+                kind = SyscallKind.ReadVector;
+                break;
+            case OperationKind.WriteVectors:
+                kind = SyscallKind.WriteVector;
+                break;
+            default:
+                return 0;
+        }
+        SyscallFault fault = SyscallFaults.Decide(_fd, kind);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallFaults.Plausible(_offset);
+        return SyscallFaults.ErrnoOf(fault);
     }
 
     /// <summary>Fills the SQE for the next step of the operation (ring thread).</summary>
@@ -196,7 +240,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
             case OperationKind.Write:
                 sqe->Opcode = _kind == OperationKind.Read ? IORING_OP_READ : IORING_OP_WRITE;
                 sqe->Address = (ulong)_address;
-                sqe->Length = _remaining;
+                sqe->Length = _shortenNext ? (uint)SyscallFaults.Shorten(_remaining) : _remaining;
                 break;
             case OperationKind.ReadVectors:
             case OperationKind.WriteVectors:
@@ -204,28 +248,32 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
                 _chunkCount = Math.Min(_vectorCount - _vectorIndex, LinuxConstants.IOV_MAX);
                 sqe->Address = (ulong)(_vectors + _vectorIndex);
                 sqe->Length = (uint)_chunkCount;
+                if (_shortenNext)
+                {
+                    // The kernel gets half the bytes; completion logic still measures against the whole chunk.
+                    if (_cutCapacity < _chunkCount)
+                    {
+                        _cutVectors = (IoVector*)NativeMemory.Realloc(_cutVectors, (nuint)_chunkCount * (nuint)sizeof(IoVector));
+                        _cutCapacity = _chunkCount;
+                    }
+                    sqe->Address = (ulong)_cutVectors;
+                    sqe->Length = (uint)SyscallFaults.CutVectors(_vectors + _vectorIndex, _chunkCount, _cutVectors);
+                }
                 break;
             default:
                 sqe->Opcode = IORING_OP_FSYNC;
                 sqe->Offset = 0;
                 break;
         }
-        if (SyscallFaults.Enabled)
-        {
-            _injectedErrno = SyscallFaults.RingSubmission(_fd, sqe);
-        }
+        _shortenNext = false;
     }
 
     /// <summary>
     /// Handles the kernel's result for the SQE in flight (ring thread). Returns true when the
-    /// operation needs another SQE (a short write, EINTR, EAGAIN); otherwise it has completed.
+    /// operation needs another SQE (a short write, EINTR); otherwise it has completed.
     /// </summary>
     internal bool OnCompletion(int result)
     {
-        if (_injectedErrno != 0)
-        {
-            (result, _injectedErrno) = (-_injectedErrno, 0);
-        }
         try
         {
             if (result < 0)
@@ -288,7 +336,9 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
 
     private bool OnError(int errno)
     {
-        if (errno is Errno.EINTR or Errno.EAGAIN || errno == Errno.ECANCELED && !_cancelRequested)
+        // EAGAIN is not retried: it only reaches us for O_NONBLOCK descriptors, where the synchronous
+        // path reports it too (retrying would spin the ring thread until data arrives).
+        if (errno == Errno.EINTR || errno == Errno.ECANCELED && !_cancelRequested)
         {
             return ContinueUnlessCancelled();
         }

@@ -28,6 +28,9 @@ internal sealed unsafe class RingThread
     private (IoUringOperation Operation, uint Generation)? _carriedCancel;
     private IoUringEngine _engine = null!;
 
+    /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
+    internal uint SetupFlags => _ring.SetupFlags;
+
     /// <summary>Runs the continuations of completed operations on the thread pool.</summary>
     internal CompletionDispatcher Dispatcher { get; } = new();
 
@@ -114,12 +117,14 @@ internal sealed unsafe class RingThread
                 Reap();
                 Fill();
                 bool wait = false;
-                if (!_ring.HasCompletion && _retries.Count == 0)
+                if (!_ring.HasCompletion && (_retries.Count == 0 || !HasRoom))
                 {
                     Volatile.Write(ref _sleeping, 1);
                     Interlocked.MemoryBarrier();
-                    if (((_pending.IsEmpty && _carried is null) || !HasRoom) && _cancels.IsEmpty && _carriedCancel is null)
+                    if (!CanPlaceMore())
                     {
+                        // Nothing left that could go on the ring now: block until a completion
+                        // (which frees room) or a caller's eventfd write.
                         wait = true;
                     }
                     else
@@ -162,7 +167,17 @@ internal sealed unsafe class RingThread
         }
     }
 
-    private bool HasRoom => _inFlight < _ring.CqEntries;
+    // Operations may fill the CQ ring only up to this reserve, so that cancellations (and the eventfd
+    // read) always find room: otherwise a ring full of reads on silent pipes could never be cancelled.
+    private const int CancelReserve = 32;
+
+    private bool HasRoom => _inFlight < _ring.CqEntries - CancelReserve;
+
+    private bool HasRoomForCancel => _inFlight < _ring.CqEntries;
+
+    private bool CanPlaceMore()
+        => (HasRoom && (_retries.Count > 0 || _carried is not null || !_pending.IsEmpty))
+        || (HasRoomForCancel && (_carriedCancel is not null || !_cancels.IsEmpty));
 
     private void Reap()
     {
@@ -212,7 +227,7 @@ internal sealed unsafe class RingThread
             }
             _retries.Dequeue();
         }
-        while (HasRoom && TakeCancel(out var cancel))
+        while (HasRoomForCancel && TakeCancel(out var cancel))
         {
             IoUringOperation target = cancel.Operation;
             // Only an operation the kernel holds needs ASYNC_CANCEL; queued ones see their flag.
@@ -270,6 +285,19 @@ internal sealed unsafe class RingThread
 
     private bool TryPlace(IoUringOperation operation)
     {
+        if (SyscallFaults.Enabled)
+        {
+            int injected = operation.DecideFault();
+            if (injected != 0)
+            {
+                // The test seam answers for the kernel, as a CQE with -errno would.
+                if (operation.OnCompletion(-injected))
+                {
+                    _retries.Enqueue(operation);
+                }
+                return true;
+            }
+        }
         IoUringSqe* sqe = _ring.TryGetSqe();
         if (sqe == null)
         {
@@ -283,7 +311,7 @@ internal sealed unsafe class RingThread
 
     private bool TryArmWake()
     {
-        if (!HasRoom)
+        if (!HasRoomForCancel)
         {
             return false;
         }

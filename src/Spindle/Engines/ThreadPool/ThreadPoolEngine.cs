@@ -28,22 +28,38 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return new ValueTask<int>(Queue(operation), operation.Version);
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffer.Length, fileOffset))
+        {
+            return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
+        }
         ThreadPoolOperation operation = Rent();
         operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
         return new ValueTask(Queue(operation), operation.Version);
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath)
+        {
+            long cached = ReadFastPath.TryReadScatter(handle, buffers, fileOffset, Kind);
+            if (cached >= 0)
+            {
+                return new ValueTask<long>(cached);
+            }
+        }
         ThreadPoolOperation operation = Rent();
         operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
         return new ValueTask<long>(Queue(operation), operation.Version);
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
+        {
+            return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+        }
         ThreadPoolOperation operation = Rent();
         operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
         return new ValueTask(Queue(operation), operation.Version);

@@ -10,6 +10,9 @@ public sealed record BadInputCase(string Input, Action Spindle, Action? SystemIo
     /// <summary>A known, reported bug this case shows: it is listed, not failed, until the fix lands (then the tag must go).</summary>
     public string? KnownBug { get; init; }
 
+    /// <summary>False where Spindle keeps System.IO's exception type but deliberately names another parameter.</summary>
+    public bool CompareParamName { get; init; } = true;
+
     public static BadInputCase Throws<TException>(string input, Action spindle, Action? systemIo = null) where TException : Exception =>
         new(input, spindle, systemIo, typeof(TException));
 
@@ -30,10 +33,10 @@ public sealed record BadInputCase(string Input, Action Spindle, Action? SystemIo
     }
 
     /// <summary>The exception's type, and for argument exceptions the parameter it names.</summary>
-    public static string Describe(Exception? e) => e switch
+    public static string Describe(Exception? e, bool paramName = true) => e switch
     {
         null => "no exception",
-        ArgumentException a => $"{a.GetType().Name}({a.ParamName})",
+        ArgumentException a when paramName => $"{a.GetType().Name}({a.ParamName})",
         _ => e.GetType().Name,
     };
 }

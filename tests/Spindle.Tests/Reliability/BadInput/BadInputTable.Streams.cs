@@ -84,6 +84,16 @@ public static partial class BadInputTable
             Throws<ArgumentException>("atomic append with direct I/O",
                 () => new SpindleFileStream(c.SpindlePath, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Write, AtomicAppend = true, DirectIO = true }).Dispose()),
         ];
+        Rows["SpindleFileStream..ctor(String, FileStreamOptions)"] = c =>
+        [
+            .. PathConstructorCases(c, (p, m) => new SpindleFileStream(p, new FileStreamOptions { Mode = m, Access = FileAccess.ReadWrite }),
+                (p, m) => new FileStream(p, new FileStreamOptions { Mode = m, Access = FileAccess.ReadWrite })),
+            Throws<ArgumentNullException>("null options", () => new SpindleFileStream(c.SpindlePath, (FileStreamOptions)null!), () => new FileStream(c.SystemPath, (FileStreamOptions)null!)),
+            SameAsSystemIo("Truncate with read access", () => new SpindleFileStream(c.SpindlePath, new FileStreamOptions { Mode = FileMode.Truncate }).Dispose(),
+                () => new FileStream(c.SystemPath, new FileStreamOptions { Mode = FileMode.Truncate }).Dispose()),
+            SameAsSystemIo("UnixCreateMode with FileMode.Open", () => new SpindleFileStream(c.SpindlePath, new FileStreamOptions { Mode = FileMode.Open, UnixCreateMode = UnixFileMode.UserRead }).Dispose(),
+                () => new FileStream(c.SystemPath, new FileStreamOptions { Mode = FileMode.Open, UnixCreateMode = UnixFileMode.UserRead }).Dispose()),
+        ];
         Rows["SpindleFileStream..ctor(String, FileMode)"] = c => PathConstructorCases(c, (p, m) => new SpindleFileStream(p, m), (p, m) => new FileStream(p, m));
         Rows["SpindleFileStream..ctor(String, FileMode, FileAccess)"] = c =>
         [

@@ -34,7 +34,7 @@ public class BadInputTests(ITestOutputHelper output)
                 Exception? spindle = BadInputCase.Outcome(@case.Spindle);
                 Exception? system = @case.SystemIo is null ? null : BadInputCase.Outcome(@case.SystemIo);
                 Type? expected = @case.Expected ?? system?.GetType();
-                bool sameAsSystemIo = @case.SystemIo is null || BadInputCase.Describe(spindle) == BadInputCase.Describe(system);
+                bool sameAsSystemIo = @case.SystemIo is null || BadInputCase.Describe(spindle, @case.CompareParamName) == BadInputCase.Describe(system, @case.CompareParamName);
                 // Without a System.IO counterpart the documented type may be a base (OperationCanceledException for TaskCanceledException).
                 bool spindleRight = @case.SystemIo is null && expected is not null && spindle is not null
                     ? expected.IsInstanceOfType(spindle)

@@ -14,7 +14,10 @@ namespace Spindle.Tests.Reliability.Faults;
 [Collection(SerialReliability.Name)]
 public class SyscallFaultTests(ITestOutputHelper output)
 {
-    private const int Size = 3 * 4096 + 517;
+    // Writes above the engines' inline limit (WriteFastPath.MaxInlineBytes, 64 KiB) go through the engine itself
+    // (the io_uring ring, the pool), smaller ones through the inline path: the tests use both.
+    private const int Big = 70_000;
+    private const int Size = 2 * Big + 517;
 
     [Theory]
     [MemberData(nameof(WayData), MemberType = typeof(ReliabilityKit))]
@@ -29,7 +32,8 @@ public class SyscallFaultTests(ITestOutputHelper output)
         using (SyscallFaults.Arm(Fd(handle), new RandomFaultPlan(seed: 7, interruptPercent: 60, shortPercent: 0, errorPercent: 0)))
         {
             await WriteAsyncOrSync(handle, data.AsMemory(0, 5000), 0, engine);
-            await WriteGatherAsyncOrSync(handle, [data.AsMemory(5000, 100), data.AsMemory(5100, Size - 5100)], 5000, engine);
+            await WriteGatherAsyncOrSync(handle, [data.AsMemory(5000, 100), data.AsMemory(5100, Big - 5100)], 5000, engine);
+            await WriteAsyncOrSync(handle, data.AsMemory(Big), Big, engine);
 
             var read = new byte[Size];
             Assert.Equal(4096, await ReadAsyncOrSync(handle, read.AsMemory(0, 4096), 0, engine));
@@ -54,9 +58,9 @@ public class SyscallFaultTests(ITestOutputHelper output)
         using (SyscallFaults.Arm(Fd(handle), new ScriptedFaultPlan(SyscallFault.ShortTransfer, SyscallFault.None,
             SyscallFault.ShortTransfer, SyscallFault.ShortTransfer, SyscallFault.Interrupt, SyscallFault.ShortTransfer)))
         {
-            await WriteAsyncOrSync(handle, data.AsMemory(0, 4096), 0, engine);
+            await WriteAsyncOrSync(handle, data.AsMemory(0, Big), 0, engine);
             // Three buffers so that a cut falls inside an iovec and the rest must be resumed there.
-            await WriteGatherAsyncOrSync(handle, [data.AsMemory(4096, 1000), data.AsMemory(5096, 3000), data.AsMemory(8096)], 4096, engine);
+            await WriteGatherAsyncOrSync(handle, [data.AsMemory(Big, 1000), data.AsMemory(Big + 1000, 3000), data.AsMemory(Big + 4000)], Big, engine);
         }
         Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
         Assert.Equal(4, SyscallFaults.ShortTransfers - before);
@@ -107,23 +111,23 @@ public class SyscallFaultTests(ITestOutputHelper output)
         using (SyscallFaults.Arm(Fd(handle), new ScriptedFaultPlan(SyscallFault.None, SyscallFault.Interrupt, SyscallFault.IoError, SyscallFault.None,
             SyscallFault.NoSpace, SyscallFault.None, SyscallFault.IoError)))
         {
-            await WriteAsyncOrSync(handle, data.AsMemory(0, 4096), 0, engine);           // call 1: acknowledged
-            IOException eio = await Assert.ThrowsAsync<IOException>(() => WriteAsyncOrSync(handle, data.AsMemory(4096, 4096), 4096, engine)); // 2: EINTR, 3: EIO
+            await WriteAsyncOrSync(handle, data.AsMemory(0, Big), 0, engine);             // call 1: acknowledged
+            IOException eio = await Assert.ThrowsAsync<IOException>(() => WriteAsyncOrSync(handle, data.AsMemory(Big, Big), Big, engine)); // 2: EINTR, 3: EIO
             Assert.Equal(5, eio.HResult);
-            await WriteAsyncOrSync(handle, data.AsMemory(8192, 100), 8192, engine);      // call 4: acknowledged
+            await WriteAsyncOrSync(handle, data.AsMemory(2 * Big, 100), 2 * Big, engine); // call 4: acknowledged
             IOException enospc = await Assert.ThrowsAsync<IOException>(() => WriteGatherAsyncOrSync(handle, [data.AsMemory(100, 10)], 100, engine)); // 5
             Assert.Equal(28, enospc.HResult);
             var read = new byte[10];
-            Assert.Equal(10, await ReadAsyncOrSync(handle, read, 8192, engine));         // call 6
-            Assert.Equal(data.AsSpan(8192, 10).ToArray(), read);
+            Assert.Equal(10, await ReadAsyncOrSync(handle, read, 2 * Big, engine));      // call 6
+            Assert.Equal(data.AsSpan(2 * Big, 10).ToArray(), read);
             await Assert.ThrowsAsync<IOException>(() => ReadAsyncOrSync(handle, read, 0, engine)); // call 7: EIO on a read
         }
 
         byte[] disk = File.ReadAllBytes(dir.File("f"));
-        Assert.Equal(8192 + 100, disk.Length);
-        Assert.Equal(data.AsSpan(0, 4096).ToArray(), disk.AsSpan(0, 4096).ToArray());
-        Assert.All(disk.AsSpan(4096, 4096).ToArray(), b => Assert.Equal(0, b));   // the failed write left a hole, nothing torn
-        Assert.Equal(data.AsSpan(8192, 100).ToArray(), disk.AsSpan(8192).ToArray());
+        Assert.Equal(2 * Big + 100, disk.Length);
+        Assert.Equal(data.AsSpan(0, Big).ToArray(), disk.AsSpan(0, Big).ToArray());
+        Assert.All(disk.AsSpan(Big, Big).ToArray(), b => Assert.Equal(0, b));   // the failed write left a hole, nothing torn
+        Assert.Equal(data.AsSpan(2 * Big, 100).ToArray(), disk.AsSpan(2 * Big).ToArray());
         AssertNoDescriptorLeak(descriptors);
     });
 
@@ -135,7 +139,7 @@ public class SyscallFaultTests(ITestOutputHelper output)
     {
         using var dir = new TempDirectory();
         const int Count = 96;
-        const int Block = 4096;
+        const int Block = 80 * 1024; // above the inline-write limit: through the ring or the pool
         byte[] data = Pattern(Count * Block, 6);
         int descriptors = OpenDescriptors();
         var outcomes = new bool[Count];
@@ -179,11 +183,12 @@ public class SyscallFaultTests(ITestOutputHelper output)
             return;
         }
         using var dir = new TempDirectory();
-        const int Count = 512;
-        const int Block = 4096;
+        const int Count = 128;
+        const int Block = 128 * 1024; // above the inline-write limit, so every operation goes through the ring
         byte[] data = Pattern(Count * Block, 14);
         long before = SyscallFaults.Interrupts + SyscallFaults.Errors;
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        using (SyscallFaults.Arm(Fd(handle), new ScriptedFaultPlan())) // no faults; armed so that reads skip the page-cache fast path
         using (SyscallFaults.ArmRingEnter(new RandomFaultPlan(seed: 15, interruptPercent: 30, shortPercent: 0, errorPercent: 20)))
         {
             await Task.WhenAll(Enumerable.Range(0, Count).Select(i =>

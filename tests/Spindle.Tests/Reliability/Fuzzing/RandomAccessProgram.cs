@@ -181,7 +181,7 @@ public sealed class RandomAccessProgram : DifferentialProgram
             }
             side.Opened(handle, faults && !side.IsReference ? new RandomFaultPlan(faultSeed, 10, 10, 0, shortReads: false) : null);
             return Done("opened");
-        });
+        }, compareParamNames: !viaOptions);
         return _sides[0].Handle is not null;
     }
 

@@ -1,0 +1,504 @@
+using System.Buffers;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.Interop;
+using Spindle.RandomAccess;
+using Spindle.Streams;
+
+namespace Spindle.Direct;
+
+/// <summary>
+/// The buffering layer of a stream over an O_DIRECT handle, in place of the ordinary one: the user may
+/// read and write any sizes at any positions, while the kernel only ever sees whole aligned blocks
+/// from an aligned buffer. The buffer is a window of the file at an aligned offset; a write into it
+/// first reads the blocks it changes (read-modify-write), a flush writes the changed blocks in one
+/// <c>pwrite</c>, and a flush that had to pad the file's last block puts the length back with <c>ftruncate</c>.
+/// </summary>
+internal sealed class DirectFileStreamStrategy : FileStreamStrategy
+{
+    internal const int MinimumWindow = 64 << 10;
+
+    private readonly FileStreamStrategy _os;       // owns the handle and the position
+    private readonly SafeFileHandle _handle;       // the O_DIRECT descriptor
+    private readonly DirectIOAlignment _alignment; // what the file requires
+    private readonly FileIoEngine _engine;         // runs the asynchronous block reads and writes
+    private readonly AlignedMemoryPool? _ownPool;  // a pool for memory alignment above the shared pool's, else null
+    private IMemoryOwner<byte>? _owner;            // the window's memory; null once disposed
+    private readonly int _capacity;                // window size: a multiple of the offset alignment
+    private long _windowStart = -1;                // file offset of the window's first byte (aligned), -1 for none
+    private int _windowFill;                       // bytes at the window's start that hold file content; the rest is zeros
+    private int _dirtyStart;                       // changed bytes not yet written are [_dirtyStart, _dirtyEnd)
+    private int _dirtyEnd;
+    private SemaphoreSlim? _asyncLock;             // serialises asynchronous operations, created on first use
+    private SafeFileHandle? _readHandle;           // for a write-only stream: a read-only direct descriptor of the same file
+    private readonly bool _unbuffered;             // the caller asked for no buffer (0 or 1), which System.IO shows in a few exceptions
+
+    internal DirectFileStreamStrategy(FileStreamStrategy os, SafeFileHandle handle, DirectIOAlignment alignment, int bufferSize)
+    {
+        _os = os;
+        _handle = handle;
+        _alignment = alignment;
+        _engine = EngineSelector.Get(os.Engine);
+        _unbuffered = bufferSize <= 1;
+        int memoryAlignment = Math.Max(alignment.MemoryAlignment, alignment.OffsetAlignment);
+        AlignedMemoryPool pool = memoryAlignment <= AlignedMemoryPool.Shared.Alignment
+            ? AlignedMemoryPool.Shared
+            : _ownPool = new AlignedMemoryPool(memoryAlignment);
+        // Every transfer goes to the device (no page cache behind it), so a small window would make each
+        // 4 KiB a device round trip: at least MinimumWindow, whatever buffer size (even 0) was asked for.
+        int wanted = (int)alignment.AlignUp(Math.Max(Math.Max(bufferSize, alignment.OffsetAlignment), MinimumWindow));
+        _owner = pool.Rent(wanted);
+        _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
+    }
+
+    public override bool CanRead => _os.CanRead;
+
+    public override bool CanWrite => _os.CanWrite;
+
+    public override bool CanSeek => _os.CanSeek;
+
+    internal override bool IsAsync => _os.IsAsync;
+
+    internal override bool IsClosed => _os.IsClosed;
+
+    internal override string Name => _os.Name;
+
+    internal override IoEngine Engine => _os.Engine;
+
+    internal override void Lock(long position, long length) => _os.Lock(position, length);
+
+    internal override void Unlock(long position, long length) => _os.Unlock(position, length);
+
+    internal override SafeFileHandle SafeFileHandle
+    {
+        get
+        {
+            FlushWindow();
+            return _os.SafeFileHandle;
+        }
+    }
+
+    /// <summary>The file's length, including written data still in the window.</summary>
+    public override long Length => Math.Max(_os.Length, IsDirty ? _windowStart + _dirtyEnd : 0);
+
+    public override long Position
+    {
+        get => _os.Position;
+        set => _os.Position = value;
+    }
+
+    private bool IsDirty => _dirtyEnd > _dirtyStart;
+
+    private Memory<byte> Window => (_owner ?? throw new ObjectDisposedException(null, "Cannot access a closed file.")).Memory[.._capacity];
+
+    public override long Seek(long offset, SeekOrigin origin)
+    {
+        long target = origin switch
+        {
+            SeekOrigin.Begin => offset,
+            SeekOrigin.End => Length + offset,
+            _ => Position + offset,
+        };
+        // The layer below applies System.IO's rules (negative positions, the start of an append).
+        return _os.Seek(target, SeekOrigin.Begin);
+    }
+
+    public override void SetLength(long value)
+    {
+        FlushWindow();
+        _os.SetLength(value);
+        _windowStart = -1; // the window may describe bytes that are gone
+    }
+
+    internal override void Flush(bool flushToDisk)
+    {
+        FlushWindow();
+        _os.Flush(flushToDisk);
+    }
+
+    public override async Task FlushAsync(CancellationToken cancellationToken)
+    {
+        await Serialise(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _asyncLock!.Release();
+        }
+    }
+
+    // ---- Synchronous ----
+
+    public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
+
+    public override int ReadByte()
+    {
+        byte value = 0;
+        return Read(new Span<byte>(ref value)) != 0 ? value : -1;
+    }
+
+    public override int Read(Span<byte> destination)
+    {
+        EnsureReadable();
+        long position = Position;
+        int total = 0;
+        while (destination.Length > 0)
+        {
+            if (!Covers(position))
+            {
+                FlushWindow();
+                Load(_alignment.AlignDown(position), skipRead: false);
+            }
+            int copied = CopyOut(position, destination);
+            if (copied == 0)
+            {
+                break; // end of file
+            }
+            position += copied;
+            total += copied;
+            destination = destination[copied..];
+            if (_windowFill < _capacity && position >= _windowStart + _windowFill)
+            {
+                break; // the window holds the end of the file
+            }
+        }
+        Position = position;
+        return total;
+    }
+
+    public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
+
+    public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
+
+    public override void Write(ReadOnlySpan<byte> source)
+    {
+        EnsureWritable();
+        long position = Position;
+        while (source.Length > 0)
+        {
+            if (!Covers(position))
+            {
+                FlushWindow();
+                long start = _alignment.AlignDown(position);
+                Load(start, skipRead: position == start && source.Length >= _capacity);
+            }
+            int copied = CopyIn(position, source);
+            position += copied;
+            source = source[copied..];
+            if (_dirtyEnd == _capacity)
+            {
+                FlushWindow(); // a full window goes out at once: sequential writes stream through
+            }
+        }
+        Position = position;
+    }
+
+    private void Load(long start, bool skipRead)
+    {
+        Span<byte> window = Window.Span;
+        int read = skipRead || start >= HandleIo.GetLength(_handle) ? 0 : HandleIo.Read(ReadHandle, window, start);
+        window[read..].Clear();
+        SetWindow(start, read);
+    }
+
+    private void FlushWindow()
+    {
+        if (!IsDirty)
+        {
+            return;
+        }
+        (int from, int to) = DirtyBlocks();
+        long lengthBefore = HandleIo.GetLength(_handle);
+        HandleIo.Write(_handle, Window.Span[from..to], _windowStart + from);
+        FixLength(lengthBefore, to);
+    }
+
+    // ---- Asynchronous ----
+
+    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
+
+    public override async ValueTask<int> ReadAsync(Memory<byte> destination, CancellationToken cancellationToken = default)
+    {
+        EnsureReadable();
+        await Serialise(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            long position = Position;
+            int total = 0;
+            while (destination.Length > 0)
+            {
+                if (!Covers(position))
+                {
+                    await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
+                    await LoadAsync(_alignment.AlignDown(position), skipRead: false, cancellationToken).ConfigureAwait(false);
+                }
+                int copied = CopyOut(position, destination.Span);
+                if (copied == 0)
+                {
+                    break;
+                }
+                position += copied;
+                total += copied;
+                destination = destination[copied..];
+                if (_windowFill < _capacity && position >= _windowStart + _windowFill)
+                {
+                    break;
+                }
+            }
+            Position = position;
+            return total;
+        }
+        finally
+        {
+            _asyncLock!.Release();
+        }
+    }
+
+    public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
+
+    public override async ValueTask WriteAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
+    {
+        EnsureWritable();
+        await Serialise(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            long position = Position;
+            while (source.Length > 0)
+            {
+                if (!Covers(position))
+                {
+                    await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
+                    long start = _alignment.AlignDown(position);
+                    await LoadAsync(start, skipRead: position == start && source.Length >= _capacity, cancellationToken).ConfigureAwait(false);
+                }
+                int copied = CopyIn(position, source.Span);
+                position += copied;
+                source = source[copied..];
+                if (_dirtyEnd == _capacity)
+                {
+                    await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
+                }
+            }
+            Position = position;
+        }
+        finally
+        {
+            _asyncLock!.Release();
+        }
+    }
+
+    public override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
+        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
+
+    public override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
+
+    public override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
+        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
+
+    public override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
+
+    private async ValueTask LoadAsync(long start, bool skipRead, CancellationToken cancellationToken)
+    {
+        Memory<byte> window = Window;
+        int read = skipRead || start >= HandleIo.GetLength(_handle) ? 0 : await _engine.ReadAsync(ReadHandle, window, start, cancellationToken).ConfigureAwait(false);
+        window.Span[read..].Clear();
+        SetWindow(start, read);
+    }
+
+    private async ValueTask FlushWindowAsync(CancellationToken cancellationToken)
+    {
+        if (!IsDirty)
+        {
+            return;
+        }
+        (int from, int to) = DirtyBlocks();
+        long lengthBefore = HandleIo.GetLength(_handle);
+        await _engine.WriteAsync(_handle, Window[from..to], _windowStart + from, cancellationToken).ConfigureAwait(false);
+        FixLength(lengthBefore, to);
+    }
+
+    private Task Serialise(CancellationToken cancellationToken)
+    {
+        _asyncLock ??= new SemaphoreSlim(1, 1);
+        return _asyncLock.WaitAsync(cancellationToken);
+    }
+
+    public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
+    {
+        // System.IO's unbuffered stream reports a cancelled token from inside the copy (OperationCanceledException).
+        return _unbuffered && cancellationToken.IsCancellationRequested
+            ? Cancelled(cancellationToken)
+            : base.CopyToAsync(destination, bufferSize, cancellationToken);
+
+        static async Task Cancelled(CancellationToken cancellationToken)
+        {
+            await Task.Yield();
+            cancellationToken.ThrowIfCancellationRequested();
+        }
+    }
+
+    // ---- The window ----
+
+    /// <summary>
+    /// The descriptor blocks are read from. Changing part of a block needs the rest of it, so a write-only
+    /// stream reopens its file read-only (through <c>/proc/self/fd</c>, which needs read permission on it).
+    /// </summary>
+    private SafeFileHandle ReadHandle
+    {
+        get
+        {
+            if (_os.CanRead)
+            {
+                return _handle;
+            }
+            if (_readHandle is null)
+            {
+                int fd = Libc.Open($"/proc/self/fd/{HandleIo.Fd(_handle)}", OpenFlags.O_RDONLY | OpenFlags.O_DIRECT | OpenFlags.O_CLOEXEC, 0);
+                if (fd < 0)
+                {
+                    throw new UnauthorizedAccessException(
+                        $"A write-only unbuffered stream must read the blocks it changes in part, and '{Name}' cannot be opened for reading.",
+                        IoErrors.ForErrno(Errno.Last, Name));
+                }
+                _readHandle = new SafeFileHandle(fd, ownsHandle: true);
+            }
+            return _readHandle;
+        }
+    }
+
+    private bool Covers(long position) => _windowStart >= 0 && position >= _windowStart && position < _windowStart + _capacity;
+
+    private void SetWindow(long start, int fill)
+    {
+        _windowStart = start;
+        _windowFill = fill;
+        _dirtyStart = 0;
+        _dirtyEnd = 0;
+    }
+
+    /// <summary>Copies file bytes at <paramref name="position"/> out of the window; 0 past the end of the file.</summary>
+    private int CopyOut(long position, Span<byte> destination)
+    {
+        int inWindow = (int)(position - _windowStart);
+        int available = _windowFill - inWindow;
+        if (available <= 0)
+        {
+            return 0;
+        }
+        int count = Math.Min(available, destination.Length);
+        Window.Span.Slice(inWindow, count).CopyTo(destination);
+        return count;
+    }
+
+    /// <summary>Copies bytes into the window at <paramref name="position"/> and marks them changed.</summary>
+    private int CopyIn(long position, ReadOnlySpan<byte> source)
+    {
+        int inWindow = (int)(position - _windowStart);
+        int count = Math.Min(_capacity - inWindow, source.Length);
+        source[..count].CopyTo(Window.Span[inWindow..]);
+        if (IsDirty)
+        {
+            _dirtyStart = Math.Min(_dirtyStart, inWindow);
+            _dirtyEnd = Math.Max(_dirtyEnd, inWindow + count);
+        }
+        else
+        {
+            _dirtyStart = inWindow;
+            _dirtyEnd = inWindow + count;
+        }
+        // Bytes between the old end of the content and this write are zeros already (see Load).
+        _windowFill = Math.Max(_windowFill, inWindow + count);
+        return count;
+    }
+
+    /// <summary>The changed bytes widened to whole blocks: what the kernel will accept.</summary>
+    private (int From, int To) DirtyBlocks() => ((int)_alignment.AlignDown(_dirtyStart), (int)_alignment.AlignUp(_dirtyEnd));
+
+    /// <summary>After a flush: a padded last block made the file too long, so cut it back to its real end.</summary>
+    private void FixLength(long lengthBefore, int writtenTo)
+    {
+        long end = Math.Max(lengthBefore, _windowStart + _dirtyEnd);
+        _dirtyStart = 0;
+        _dirtyEnd = 0;
+        if (_windowStart + writtenTo > end)
+        {
+            HandleIo.SetLength(_handle, end);
+        }
+    }
+
+    private void EnsureReadable()
+    {
+        if (_os.IsClosed)
+        {
+            StreamThrowHelper.ThrowFileClosed();
+        }
+        if (!_os.CanRead)
+        {
+            StreamThrowHelper.ThrowUnreadable();
+        }
+    }
+
+    private void EnsureWritable()
+    {
+        if (_os.IsClosed)
+        {
+            StreamThrowHelper.ThrowFileClosed();
+        }
+        if (!_os.CanWrite)
+        {
+            StreamThrowHelper.ThrowUnwritable();
+        }
+    }
+
+    protected override void Dispose(bool disposing)
+    {
+        if (_os.IsClosed)
+        {
+            return;
+        }
+        try
+        {
+            FlushWindow();
+        }
+        catch (Exception e) when (!disposing && e is IOException or UnauthorizedAccessException or NotSupportedException)
+        {
+            // A finalizer cannot report a failed flush; System.IO drops it too.
+        }
+        finally
+        {
+            _os.DisposeInternal(disposing);
+            // Also from the finalizer: nothing can still use the window once the stream is unreachable.
+            ReleaseWindow();
+        }
+    }
+
+    public override async ValueTask DisposeAsync()
+    {
+        if (_os.IsClosed)
+        {
+            return;
+        }
+        try
+        {
+            await FlushWindowAsync(CancellationToken.None).ConfigureAwait(false);
+        }
+        finally
+        {
+            _os.DisposeInternal(disposing: true);
+            ReleaseWindow();
+        }
+    }
+
+    private void ReleaseWindow()
+    {
+        _owner?.Dispose();
+        _owner = null;
+        _readHandle?.Dispose();
+        _ownPool?.Dispose();
+        _windowStart = -1;
+    }
+}

@@ -46,7 +46,12 @@ public static partial class SpindleFile
     public static SafeFileHandle OpenHandle(string path, SpindleFileOptions options)
     {
         OpenValidation.ValidateOptions(path, options);
-        return FileOpener.Open(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize, options.UnixCreateMode,
+        SafeFileHandle handle = FileOpener.Open(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize, options.UnixCreateMode,
             SpindleOpenFlags.For(options));
+        if (!options.ReadFastPath)
+        {
+            Engines.FastPath.ReadFastPath.DisableFor(handle);
+        }
+        return handle;
     }
 }

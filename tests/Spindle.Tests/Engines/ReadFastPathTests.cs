@@ -54,6 +54,46 @@ public partial class ReadFastPathTests
 
     [Theory]
     [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task The_ReadFastPath_option_switches_the_fast_path_off_for_handles_and_streams(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        string path = dir.File("f");
+        byte[] data = new byte[16384];
+        new Random(12).NextBytes(data);
+        File.WriteAllBytes(path, data);
+        var options = new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, Options = FileOptions.Asynchronous, Engine = engine, ReadFastPath = false };
+        byte[] buffer = new byte[data.Length];
+
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(path, options))
+        {
+            _ = SpindleRandomAccess.Read(handle, buffer, 0); // cached, so only the option keeps the fast path away
+            Array.Clear(buffer);
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+            Assert.Equal(data, buffer);
+            Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+        }
+
+        await using (var stream = new SpindleFileStream(path, options))
+        {
+            Array.Clear(buffer);
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            Assert.Equal(data.Length, await stream.ReadAsync(buffer).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+            Assert.Equal(data, buffer);
+            Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+        }
+
+        // The same read with the option left on is a hit: the assertions above can fail.
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read))
+        {
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+            Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
     public async Task A_partly_cached_range_still_reads_in_full_like_System_IO(IoEngine engine)
     {
         EngineCases.ReportIoUring(engine);

@@ -10,7 +10,7 @@ namespace Spindle.Tests.Streams;
 /// </summary>
 public class StreamConformanceTests
 {
-    public static TheoryData<StreamConfiguration> Configurations => StreamConfiguration.All();
+    public static TheoryData<StreamConfiguration> Configurations => StreamConfiguration.AllWithDirectIO();
 
     private static byte[] Bytes(int length, int seed)
     {

@@ -298,14 +298,9 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
                     }
                     return ContinueUnlessCancelled();
                 case OperationKind.ReadVectors:
+                    // One READV over at most IOV_MAX buffers, like System.IO's single preadv: a scatter
+                    // read may return fewer bytes than the buffers hold, and callers loop.
                     _transferred += result;
-                    if ((ulong)result == ChunkLength() && _vectorIndex + _chunkCount < _vectorCount)
-                    {
-                        // A full chunk and more iovecs than IOV_MAX: read on, as the synchronous path does.
-                        _vectorIndex += _chunkCount;
-                        Advance(result);
-                        return ContinueUnlessCancelled();
-                    }
                     Succeed();
                     return false;
                 case OperationKind.WriteVectors:
@@ -379,16 +374,6 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         {
             _offset += bytes;
         }
-    }
-
-    private ulong ChunkLength()
-    {
-        ulong total = 0;
-        for (int i = _vectorIndex; i < _vectorIndex + _chunkCount; i++)
-        {
-            total += _vectors[i].Count;
-        }
-        return total;
     }
 
     private void SkipEmptyVectors()

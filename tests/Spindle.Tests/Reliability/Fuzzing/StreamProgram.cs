@@ -52,7 +52,7 @@ public sealed class StreamProgram : DifferentialProgram
         {
             await NextOperation();
         }
-        await Step("Dispose", side =>
+        await FlushStep("Dispose", side =>
         {
             side.CloseHandle();
             return Done("disposed");
@@ -73,10 +73,18 @@ public sealed class StreamProgram : DifferentialProgram
         bool claimAsync = c.Chance(5) ? !isAsync : isAsync; // a handle whose async flag does not match: both must refuse
         bool faults = how == 2 && c.Chance(40);
         int faultSeed = c.Random.Next();
+        // Buffered streams over O_DIRECT (Spindle's own buffer keeps the alignment) must behave as FileStream does.
+        bool direct = how == 0 && c.Chance(10);
+        if (direct)
+        {
+            bufferSize = c.Pick(4096, 8192, 16384);
+            _totals.AddDirect();
+            _diskAfterEveryStep = false;
+        }
 
         string description = how switch
         {
-            0 => $"open stream (options object) {mode} {access} {share} {options} buffer={bufferSize} prealloc={preallocation}",
+            0 => $"open stream (options object) {mode} {access} {share} {options} buffer={bufferSize} prealloc={preallocation}{(direct ? " DirectIO" : "")}",
             1 => $"open stream (path, {mode}, {access}, {share}, {bufferSize}, {options})",
             _ => $"open handle {mode} {access} {share} {options}, then stream (handle, {access}, {bufferSize}, isAsync: {claimAsync})" +
                 (faults ? " with EINTR/short-write faults" : ""),
@@ -87,7 +95,7 @@ public sealed class StreamProgram : DifferentialProgram
             {
                 Stream stream = side.IsReference
                     ? new FileStream(side.Path, new FileStreamOptions { Mode = mode, Access = access, Share = share, Options = options, BufferSize = bufferSize, PreallocationSize = preallocation })
-                    : new SpindleFileStream(side.Path, new SpindleFileOptions { Mode = mode, Access = access, Share = share, Options = options, BufferSize = bufferSize, PreallocationSize = preallocation, Engine = side.Engine!.Value });
+                    : new SpindleFileStream(side.Path, new SpindleFileOptions { Mode = mode, Access = access, Share = share, Options = options, BufferSize = bufferSize, PreallocationSize = preallocation, Engine = side.Engine!.Value, DirectIO = direct });
                 side.Opened(stream, -1, null);
             }
             else if (how == 1)
@@ -140,17 +148,17 @@ public sealed class StreamProgram : DifferentialProgram
             < 66 => SetPosition(),
             < 69 => Step("Length", side => Done($"length {side.Stream!.Length}{State(side)}")),
             < 74 => SetLength(),
-            < 79 => Step("Flush()", side =>
+            < 79 => FlushStep("Flush()", side =>
             {
                 side.Stream!.Flush();
                 return Done("flushed" + State(side));
             }),
-            < 80 => Step("Flush(true)", side =>
+            < 80 => FlushStep("Flush(true)", side =>
             {
                 if (side.Stream is FileStream f) f.Flush(flushToDisk: true); else ((SpindleFileStream)side.Stream!).Flush(flushToDisk: true);
                 return Done("flushed" + State(side));
             }),
-            < 84 => Step("FlushAsync()", side => Then(new ValueTask(side.Stream!.FlushAsync()), () => "flushed" + State(side))),
+            < 84 => FlushStep("FlushAsync()", side => Then(new ValueTask(side.Stream!.FlushAsync()), () => "flushed" + State(side))),
             < 89 => CopyTo(),
             < 93 => LockUnlock(),
             < 95 => Step("SafeFileHandle (exposes the handle)", side =>
@@ -158,17 +166,23 @@ public sealed class StreamProgram : DifferentialProgram
                 SafeFileHandle handle = side.Stream is FileStream f ? f.SafeFileHandle : ((SpindleFileStream)side.Stream!).SafeFileHandle;
                 return Done($"handle closed={handle.IsClosed}{State(side)}");
             }),
-            < 97 => Step("Dispose, then keep using it", side =>
+            < 97 => FlushStep("Dispose, then keep using it", side =>
             {
                 side.CloseHandle(); // disposes the stream, then disarms its descriptor
                 return Done("disposed" + State(side));
             }),
-            _ => Step("DisposeAsync, then keep using it", side =>
+            _ => FlushStep("DisposeAsync, then keep using it", side =>
             {
                 side.Disarm(); // before the descriptor is closed (see FuzzSide.CloseHandle)
                 return Then(side.Stream!.DisposeAsync(), () => "disposed" + State(side));
             }),
         };
+    }
+
+    private Task FlushStep(string description, Func<FuzzSide, ValueTask<string>> operation)
+    {
+        _flushStep = true;
+        return Step(description, operation);
     }
 
     /// <summary>Position, Length and the capabilities after a step, each as a value or the exception it throws.</summary>

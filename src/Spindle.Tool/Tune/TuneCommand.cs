@@ -52,6 +52,11 @@ public sealed class TuneCommand : ICommand
         }
         bool quick = line.Has("--quick");
         long size = line.Size("--size", quick ? 8 * Units.MiB : DefaultSize);
+        if (TuneOption.All.Any(o => o.Direct))
+        {
+            // Direct I/O moves whole 4 KiB blocks: the seed's 30 MB becomes 30,003,200 bytes.
+            size = (size + 4095) / 4096 * 4096;
+        }
         int top = line.Int("--top", 10);
         string directory = Directories.Writable(line.Value("--dir", "."), "--dir");
         string output = Directories.Writable(line.Value("--out", "."), "--out");
@@ -100,9 +105,9 @@ public sealed class TuneCommand : ICommand
         {
             console.Out.WriteLine("direct I/O: not swept (this build's stream has no direct I/O yet)");
         }
-        foreach (string skipped in sweep.Skipped.Take(3))
+        if (sweep.Skipped.Count > 0)
         {
-            console.Out.WriteLine($"skipped: {skipped}");
+            console.Out.WriteLine($"skipped {sweep.Skipped.Count} direct I/O combinations the file system refused, e.g. {sweep.Skipped[0]}");
         }
         string heatMap = Path.Combine(output, "tune-heatmap.svg");
         SvgFile.Save(HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}"), heatMap);

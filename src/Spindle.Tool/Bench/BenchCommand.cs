@@ -160,6 +160,7 @@ public sealed class BenchCommand : ICommand
             Group = row.Group,
             IsAsync = row.IsAsync,
             OperationsPerInvocation = row.OperationsPerInvocation,
+            CallsPerInvocation = row.CallsPerInvocation,
             Results = measured,
             Fio = fioResult,
             FioNote = fioNote,

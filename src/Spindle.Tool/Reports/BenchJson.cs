@@ -23,6 +23,7 @@ public static class BenchJson
                     ["minNs"] = Number(result.MinNs),
                     ["maxNs"] = Number(result.MaxNs),
                     ["allocatedBytesPerOperation"] = Number(result.AllocatedBytesPerOperation),
+                    ["allocatedBytesPerCall"] = Number(row.AllocatedPerCall(result)),
                     ["rounds"] = result.Rounds,
                     ["invocationsPerRound"] = result.InvocationsPerRound,
                 };
@@ -38,6 +39,7 @@ public static class BenchJson
                 ["group"] = row.Group,
                 ["async"] = row.IsAsync,
                 ["operationsPerInvocation"] = row.OperationsPerInvocation,
+                ["callsPerInvocation"] = row.CallsPerInvocation,
                 ["skipped"] = row.Skipped,
                 ["results"] = results,
                 ["ratio"] = Number(row.Ratio),

@@ -38,6 +38,8 @@ public class BenchCommandTests
             Assert.True(systemIO > 0 && spindle > 0);
             Assert.Equal(spindle / systemIO, row.GetProperty("ratio").GetDouble(), 0.02);
         }
+        JsonElement read1M = rows.Single(r => r.GetProperty("name").GetString() == "RandomAccess.Read(1 MiB, 4 KiB)");
+        Assert.Equal(256, read1M.GetProperty("callsPerInvocation").GetInt64());
         JsonElement randomRead = rows.Single(r => r.GetProperty("name").GetString()!.StartsWith("RandomRead4K", StringComparison.Ordinal));
         Assert.Equal(4, randomRead.GetProperty("results").EnumerateObject().Count());
         Assert.Equal("n/a (--no-fio)", randomRead.GetProperty("fioNote").GetString());

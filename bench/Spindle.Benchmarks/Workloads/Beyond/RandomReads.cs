@@ -49,6 +49,9 @@ public sealed class RandomReads : Workload
     public override int OperationsPerInvocation => _reads;
 
     /// <inheritdoc />
+    public override long CallsPerInvocation => _reads;
+
+    /// <inheritdoc />
     public override FioJob? Fio => _direct
         ? new FioJob("randread", BlockSize, "io_uring", _inFlight, Direct: true, _path, _fileSize)
         : new FioJob("randread", BlockSize, "psync", 1, Direct: false, _path, _fileSize);

@@ -38,6 +38,9 @@ public sealed class SequentialDirect : Workload
     public override int OperationsPerInvocation => (int)(_size / _blockSize);
 
     /// <inheritdoc />
+    public override long CallsPerInvocation => OperationsPerInvocation;
+
+    /// <inheritdoc />
     public override FioJob? Fio => new(_direction == Direction.Read ? "read" : "write", _blockSize, "io_uring", _inFlight, Direct: true, _path, _size);
 
     /// <inheritdoc />

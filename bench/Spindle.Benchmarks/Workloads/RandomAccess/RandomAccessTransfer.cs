@@ -30,6 +30,9 @@ public sealed class RandomAccessTransfer : Workload
     public override bool IsAsync => _async;
 
     /// <inheritdoc />
+    public override long CallsPerInvocation => (_fileSize + _buffer.Length - 1) / _buffer.Length;
+
+    /// <inheritdoc />
     public override void Setup(BenchFiles files)
     {
         FileOptions options = _async ? FileOptions.Asynchronous : FileOptions.None;

@@ -40,6 +40,9 @@ public sealed class ScatterGather : Workload
     public override bool IsAsync => _async;
 
     /// <inheritdoc />
+    public override long CallsPerInvocation => (_fileSize + _bytesPerCall - 1) / _bytesPerCall;
+
+    /// <inheritdoc />
     public override void Setup(BenchFiles files)
     {
         FileOptions options = _async ? FileOptions.Asynchronous : FileOptions.None;

@@ -11,12 +11,16 @@ namespace Spindle;
 /// </remarks>
 public sealed class SpindleFileOptions
 {
-    // Every FileOptions flag System.IO accepts, including NoBuffering (0x20000000) which it allows but ignores on Unix.
+    // Every FileOptions flag System.IO accepts, including NoBuffering (0x20000000) and, since .NET 10,
+    // BackupSemantics (0x02000000), which it allows but ignores on Unix.
     internal const FileOptions ValidFileOptions = FileOptions.WriteThrough | FileOptions.Asynchronous | FileOptions.RandomAccess
-        | FileOptions.DeleteOnClose | FileOptions.SequentialScan | FileOptions.Encrypted | NoBuffering;
+        | FileOptions.DeleteOnClose | FileOptions.SequentialScan | FileOptions.Encrypted | NoBuffering | BackupSemantics;
 
     /// <summary>The flag of <c>FILE_FLAG_NO_BUFFERING</c>, which System.IO accepts in <see cref="FileOptions"/>.</summary>
     internal const FileOptions NoBuffering = (FileOptions)0x20000000;
+
+    /// <summary>The flag of <c>FILE_FLAG_BACKUP_SEMANTICS</c>, which System.IO accepts in <see cref="FileOptions"/>.</summary>
+    internal const FileOptions BackupSemantics = (FileOptions)0x02000000;
 
     internal const UnixFileMode AllPermissions = (UnixFileMode)0xFFF;
     internal const int DefaultBufferSize = 4096;
@@ -150,10 +154,19 @@ public sealed class SpindleFileOptions
     /// The permissions of a newly created file (the process umask still applies), or null for
     /// <c>0666 &amp; ~umask</c>. Only valid with a <see cref="Mode"/> that can create a file.
     /// </summary>
+    /// <exception cref="ArgumentException">The value has bits beyond the twelve permission bits.</exception>
     public UnixFileMode? UnixCreateMode
     {
         get => _unixCreateMode;
-        set => _unixCreateMode = value;
+        set
+        {
+            if (value.HasValue && (value.Value & ~AllPermissions) != 0)
+            {
+                // The parameter name is System.IO's.
+                throw new ArgumentException("Invalid UnixFileMode value.", nameof(UnixCreateMode));
+            }
+            _unixCreateMode = value;
+        }
     }
 
     /// <summary>The engine for asynchronous operations on this file. Default: <see cref="IoEngine.Auto"/>.</summary>
@@ -170,4 +183,51 @@ public sealed class SpindleFileOptions
             _engine = value;
         }
     }
+
+    /// <summary>
+    /// Whether asynchronous reads first try to copy already-cached pages on the caller's thread
+    /// (<c>preadv2</c> with <c>RWF_NOWAIT</c>) before going to the engine; results are the same either
+    /// way. Default: true. The AppContext switch <c>Spindle.DisableReadFastPath</c> turns it off for
+    /// the whole process.
+    /// </summary>
+    public bool ReadFastPath { get; set; } = true;
+
+    /// <summary>
+    /// Unbuffered I/O: the file is opened with <c>O_DIRECT</c>, so reads and writes bypass the page cache
+    /// (as <c>(FileOptions)0x20000000</c>, <c>FILE_FLAG_NO_BUFFERING</c>, also requests). Default: false.
+    /// </summary>
+    /// <remarks>
+    /// Every <see cref="SpindleRandomAccess"/> call on such a handle must use a file offset and lengths that
+    /// are multiples of the file's <see cref="DirectIOAlignment.OffsetAlignment"/> and buffers whose
+    /// addresses are multiples of <see cref="DirectIOAlignment.MemoryAlignment"/>
+    /// (<see cref="SpindleFile.GetDirectIOAlignment"/>; <see cref="AlignedMemoryPool"/> rents such buffers);
+    /// a misaligned call throws <see cref="ArgumentException"/> before anything reaches the kernel.
+    /// A file system that refuses <c>O_DIRECT</c> (ramfs, procfs, some FUSE) makes the open throw
+    /// <see cref="IOException"/>, unless <see cref="DirectIOFallback"/> is set.
+    /// </remarks>
+    public bool DirectIO { get; set; }
+
+    /// <summary>
+    /// Where the file system refuses <c>O_DIRECT</c>, open the file with ordinary buffered I/O instead of
+    /// throwing. The fallback is visible: <see cref="SpindleFile.IsDirectIO"/> returns false and the
+    /// <c>spindle.engine.fallbacks</c> counter grows. Only meaningful with <see cref="DirectIO"/> or
+    /// <c>FILE_FLAG_NO_BUFFERING</c>. Default: false.
+    /// </summary>
+    public bool DirectIOFallback { get; set; }
+
+    /// <summary>
+    /// Atomic append: the file is opened with <c>O_APPEND</c>, so every write lands at the end of the file as
+    /// one atomic step, even with several writers in several processes. Requires write access and cannot be
+    /// combined with <see cref="DirectIO"/> (opening throws <see cref="ArgumentException"/>). Default: false.
+    /// </summary>
+    /// <remarks>
+    /// <para>With a handle, <see cref="SpindleRandomAccess"/> writes ignore their file offset (as <c>pwrite</c>
+    /// does on Linux for <c>O_APPEND</c>): each lands at the end of the file at the moment it is made.
+    /// Reads use their offsets as usual.</para>
+    /// <para>With a stream, <c>Seek</c> and <c>Position</c> work and position reads; a write always lands at
+    /// the end of the file whatever the position, and afterwards the position is the end of the data just
+    /// written (the file's length at that moment). A buffered stream hands each flush of its buffer to the
+    /// kernel as one <c>write</c>, so records up to the buffer size never interleave with other writers'.</para>
+    /// </remarks>
+    public bool AtomicAppend { get; set; }
 }

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.FastPath;
 
 namespace Spindle.Engines;
 
@@ -13,7 +14,15 @@ internal abstract class FileIoEngine
     /// <summary>Which engine this is.</summary>
     public abstract IoEngine Kind { get; }
 
-    public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken);
+    /// <summary>A read; cached data may be served on the caller's thread unless the process switched the fast path off.</summary>
+    public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+        => ReadAsync(handle, buffer, fileOffset, ReadFastPath.Enabled, cancellationToken);
+
+    /// <summary>
+    /// A read. With <paramref name="useFastPath"/> an engine may first try a non-blocking read of
+    /// cached pages on the caller's thread; the result is the same either way.
+    /// </summary>
+    public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
     public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken);
 

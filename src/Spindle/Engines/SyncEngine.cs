@@ -10,7 +10,7 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.Sync;
 
-    public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         try
         {

@@ -22,6 +22,7 @@ internal static class FileOpener
 
         int flags = ToOpenFlags(mode, access, share, options) | spindleFlags;
         int permissions = (int)(unixCreateMode ?? DefaultCreateMode);
+        var direct = Direct.DirectOpen.Begin(fullPath, ref flags); // O_DIRECT: note what a refusal must undo
 
         int fd;
         do
@@ -29,6 +30,7 @@ internal static class FileOpener
             fd = Libc.Open(fullPath, flags, permissions);
         }
         while (fd < 0 && Errno.Last == Errno.EINTR);
+        fd = direct.Complete(fd, fullPath, ref flags, permissions); // O_DIRECT refused: clear exception or buffered fallback
 
         if (fd < 0)
         {
@@ -38,6 +40,7 @@ internal static class FileOpener
         var handle = new SafeFileHandle(fd, ownsHandle: true);
         try
         {
+            Direct.DirectOpen.Opened(handle, flags); // a direct handle gets its alignment checked on every call
             Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize);
         }
         catch
@@ -82,6 +85,11 @@ internal static class FileOpener
         if (errno == Errno.EISDIR)
         {
             errno = Errno.EACCES;
+        }
+        // A path through something that is not a directory is a missing directory to System.IO.
+        if (errno == Errno.ENOTDIR)
+        {
+            return IoErrors.ForErrno(Errno.ENOENT, fullPath, isDirectoryError: true);
         }
         // A missing path is blamed on the directory when creating, or when the parent is missing too.
         bool isDirectoryError = errno == Errno.ENOENT &&

@@ -62,21 +62,31 @@ internal static class OpenValidation
         }
     }
 
-    /// <summary>The checks System.IO adds when opening from an options object.</summary>
+    /// <summary>
+    /// The checks of <c>new FileStream(path, FileStreamOptions)</c>, in its order and with its parameter
+    /// names; the options object validated its own members when they were set.
+    /// </summary>
     internal static void ValidateOptions(string path, SpindleFileOptions options)
     {
-        ArgumentNullException.ThrowIfNull(path);
+        ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(options);
-        if (options.UnixCreateMode.HasValue)
+        FileMode mode = options.Mode;
+        FileAccess access = options.Access;
+        if ((access & FileAccess.Read) != 0 && mode == FileMode.Append)
         {
-            if (options.Mode is FileMode.Open or FileMode.Truncate)
-            {
-                throw new ArgumentException("UnixCreateMode can only be used with file modes that can create a new file.", nameof(options));
-            }
-            if ((options.UnixCreateMode.Value & ~SpindleFileOptions.AllPermissions) != 0)
-            {
-                throw new ArgumentException("Invalid UnixCreateMode value.", nameof(options));
-            }
+            throw new ArgumentException("Append access can be requested only in write-only mode.", nameof(options));
+        }
+        if ((access & FileAccess.Write) == 0 && mode is FileMode.Truncate or FileMode.CreateNew or FileMode.Create or FileMode.Append)
+        {
+            throw new ArgumentException($"Combining FileMode: {mode} with FileAccess: {access} is invalid.", nameof(options));
+        }
+        if (options.PreallocationSize > 0)
+        {
+            ValidatePreallocation(mode, access);
+        }
+        if (options.UnixCreateMode.HasValue && mode is FileMode.Open or FileMode.Truncate)
+        {
+            throw new ArgumentException("UnixCreateMode can only be used with file modes that can create a new file.", nameof(options));
         }
     }
 }

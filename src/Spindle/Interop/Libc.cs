@@ -97,6 +97,44 @@ internal static unsafe partial class Libc
 
     [LibraryImport(Lib, EntryPoint = "socketpair", SetLastError = true)]
     internal static partial int SocketPair(int domain, int type, int protocol, int* sv);
+
+    // fcntl with a struct flock argument (F_OFD_SETLK and friends), for byte-range locks.
+    [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
+    internal static partial int FcntlLock(int fd, int command, FileRegionLock* region);
+
+    // Beyond System.IO: kernel-side copy and direct I/O.
+    [LibraryImport(Lib, EntryPoint = "fchmod", SetLastError = true)]
+    internal static partial int FChmod(int fd, int mode);
+
+    [LibraryImport(Lib, EntryPoint = "futimens", SetLastError = true)]
+    internal static partial int FutimeNs(int fd, TimeSpec* times);
+
+    [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
+    internal static partial int IoctlInt(int fd, nuint request, int* argument);
+}
+
+/// <summary><c>struct flock</c> on 64-bit Linux: 32 bytes.</summary>
+[StructLayout(LayoutKind.Explicit, Size = 32)]
+internal struct FileRegionLock
+{
+    internal const int F_OFD_GETLK = 36;
+    internal const int F_OFD_SETLK = 37;
+    internal const short F_RDLCK = 0;
+    internal const short F_WRLCK = 1;
+    internal const short F_UNLCK = 2;
+
+    [FieldOffset(0)] public short Type;   // F_RDLCK, F_WRLCK or F_UNLCK
+    [FieldOffset(2)] public short Whence; // SEEK_SET: Start is absolute
+    [FieldOffset(8)] public long Start;   // first byte of the region
+    [FieldOffset(16)] public long Length; // 0 means "to the end of the file, however long it gets"
+    [FieldOffset(24)] public int Pid;     // must be 0 for open-file-description locks
+}
+
+/// <summary>One <c>struct timespec</c> (64-bit Linux).</summary>
+internal struct TimeSpec
+{
+    public long Seconds;     // whole seconds since the epoch
+    public long Nanoseconds; // the fraction, 0..999,999,999
 }
 
 /// <summary>One <c>struct iovec</c>.</summary>
@@ -116,4 +154,18 @@ internal struct StatxBuffer
     [FieldOffset(40)] public ulong Size;          // length in bytes
     [FieldOffset(152)] public uint DioMemAlign;   // O_DIRECT buffer address alignment, 0 if unsupported
     [FieldOffset(156)] public uint DioOffsetAlign; // O_DIRECT offset and length alignment, 0 if unsupported
+    [FieldOffset(32)] public ulong Inode;         // inode number
+    [FieldOffset(48)] public ulong Blocks;        // 512-byte blocks allocated
+    [FieldOffset(64)] public long AccessTimeSeconds;
+    [FieldOffset(72)] public uint AccessTimeNanoseconds;
+    [FieldOffset(112)] public long ModifyTimeSeconds;
+    [FieldOffset(120)] public uint ModifyTimeNanoseconds;
+    [FieldOffset(136)] public uint DeviceMajor;   // the device holding the file
+    [FieldOffset(140)] public uint DeviceMinor;
+}
+
+internal static unsafe partial class Libc
+{
+    [LibraryImport(Lib, EntryPoint = "eventfd", SetLastError = true)]
+    internal static partial int EventFd(uint initialValue, int flags);
 }

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Interop;
 
 namespace Spindle.RandomAccess;
@@ -23,7 +24,7 @@ internal static unsafe class PositionalIo
         {
             while (true)
             {
-                nint result = offset >= 0
+                nint result = SyscallFaults.Enabled ? SyscallFaults.Read(fd, pointer, (nuint)buffer.Length, offset) : offset >= 0
                     ? Libc.PRead(fd, pointer, (nuint)buffer.Length, offset)
                     : Libc.Read(fd, pointer, (nuint)buffer.Length);
                 if (result >= 0)
@@ -53,7 +54,7 @@ internal static unsafe class PositionalIo
             nuint remaining = (nuint)buffer.Length;
             while (remaining > 0)
             {
-                nint result = offset >= 0
+                nint result = SyscallFaults.Enabled ? SyscallFaults.Write(fd, pointer, remaining, offset) : offset >= 0
                     ? Libc.PWrite(fd, pointer, remaining, offset)
                     : Libc.Write(fd, pointer, remaining);
                 if (result < 0)
@@ -139,7 +140,8 @@ internal static unsafe class PositionalIo
         while (count > 0)
         {
             int chunk = Math.Min(count, LinuxConstants.IOV_MAX);
-            nint result = offset >= 0 ? Libc.PReadV(fd, vectors, chunk, offset) : Libc.ReadV(fd, vectors, chunk);
+            nint result = SyscallFaults.Enabled ? SyscallFaults.Vector(fd, vectors, chunk, offset, write: false)
+                : offset >= 0 ? Libc.PReadV(fd, vectors, chunk, offset) : Libc.ReadV(fd, vectors, chunk);
             if (result < 0)
             {
                 int errno = Errno.Last;
@@ -189,7 +191,8 @@ internal static unsafe class PositionalIo
             }
 
             int chunk = Math.Min(count, LinuxConstants.IOV_MAX);
-            nint result = offset >= 0 ? Libc.PWriteV(fd, vectors, chunk, offset) : Libc.WriteV(fd, vectors, chunk);
+            nint result = SyscallFaults.Enabled ? SyscallFaults.Vector(fd, vectors, chunk, offset, write: true)
+                : offset >= 0 ? Libc.PWriteV(fd, vectors, chunk, offset) : Libc.WriteV(fd, vectors, chunk);
             if (result < 0)
             {
                 int errno = Errno.Last;

@@ -5,6 +5,22 @@ namespace Spindle;
 
 public static partial class SpindleRandomAccess
 {
+    /// <summary>
+    /// The engine that serves <see cref="IoEngine.Auto"/> in this process, after configuration and
+    /// fallback: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or
+    /// <see cref="IoEngine.Sync"/>, never <see cref="IoEngine.Auto"/>.
+    /// </summary>
+    /// <remarks>
+    /// Chosen once per process from the <c>Spindle.IoEngine</c> AppContext value (for example a
+    /// <c>RuntimeHostConfigurationOption</c> in the project file), else the <c>SPINDLE_IO_ENGINE</c>
+    /// environment variable (<c>sync</c>, <c>threadpool</c>, <c>iouring</c>, <c>auto</c>), else io_uring
+    /// when the kernel allows it, else the thread pool.
+    /// </remarks>
+    public static IoEngine DefaultEngine => EngineSelector.Default.Kind;
+
+    /// <summary>Whether the kernel lets this process use io_uring (a ring could be set up).</summary>
+    public static bool IsIoUringAvailable => EngineSelector.IsIoUringAvailable;
+
     /// <summary>Reads bytes at an offset asynchronously, on the process-wide engine.</summary>
     /// <param name="handle">The file handle, opened with read access.</param>
     /// <param name="buffer">Where the bytes go; it must stay alive until the operation completes.</param>
@@ -29,6 +45,7 @@ public static partial class SpindleRandomAccess
     public static ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
         long offset = ValidateInput(handle, fileOffset);
+        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -58,6 +75,7 @@ public static partial class SpindleRandomAccess
     {
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
+        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -87,6 +105,7 @@ public static partial class SpindleRandomAccess
     public static ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
         long offset = ValidateInput(handle, fileOffset);
+        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -116,11 +135,38 @@ public static partial class SpindleRandomAccess
     {
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
+        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
         return selected.WriteGatherAsync(handle, buffers, offset, cancellationToken);
+    }
+
+    /// <summary>Flushes the file's data and metadata to the storage device asynchronously (<c>fsync</c>), on the process-wide engine.</summary>
+    /// <param name="handle">The file handle.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>A task that completes when the device has the data.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
+    /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
+    public static ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken = default)
+        => FlushToDiskAsync(handle, IoEngine.Auto, cancellationToken);
+
+    /// <summary>Flushes the file's data and metadata to the storage device asynchronously (<c>fsync</c>), on the given engine.</summary>
+    /// <param name="handle">The file handle.</param>
+    /// <param name="engine">The engine to run the operation on.</param>
+    /// <param name="cancellationToken">Cancels the operation.</param>
+    /// <returns>A task that completes when the device has the data.</returns>
+    public static ValueTask FlushToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken = default)
+    {
+        ValidateHandle(handle);
+        FileIoEngine selected = Engine(engine);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+        return selected.FlushToDiskAsync(handle, cancellationToken);
     }
 }

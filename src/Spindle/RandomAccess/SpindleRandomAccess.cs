@@ -74,6 +74,7 @@ public static partial class SpindleRandomAccess
     public static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset)
     {
         long offset = ValidateInput(handle, fileOffset);
+        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         return HandleIo.Read(handle, buffer, offset);
     }
 
@@ -92,6 +93,7 @@ public static partial class SpindleRandomAccess
     {
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
+        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
         return HandleIo.ReadScatter(handle, buffers, offset);
     }
 
@@ -108,6 +110,7 @@ public static partial class SpindleRandomAccess
     public static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset)
     {
         long offset = ValidateInput(handle, fileOffset);
+        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         HandleIo.Write(handle, buffer, offset);
     }
 
@@ -125,6 +128,7 @@ public static partial class SpindleRandomAccess
     {
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
+        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
         HandleIo.WriteGather(handle, buffers, offset);
     }
 

@@ -1,0 +1,103 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
+using Spindle.Interop;
+
+namespace Spindle.Copy;
+
+/// <summary>
+/// <see cref="File.Copy(string, string, bool)"/>'s steps on Linux, in its order and with its exceptions:
+/// open the source (shared lock), open the destination (create or create-new, exclusive lock, the
+/// source's permissions), set the permissions, copy the data, copy the times. The data moves with
+/// <see cref="ExtentCopier"/>.
+/// </summary>
+internal static unsafe class FileCopier
+{
+    private const int PermissionBits = 0x1FF; // rwxrwxrwx: set-id and sticky bits are not copied, as in System.IO
+    private const uint StatxBasic = LinuxConstants.STATX_TYPE | LinuxConstants.STATX_MODE | LinuxConstants.STATX_SIZE | 0x20 /* ATIME */
+        | 0x40 /* MTIME */ | 0x100 /* INO */ | 0x400 /* BLOCKS */;
+
+    internal static void Copy(string source, string destination, bool overwrite, IProgress<long>? progress, CancellationToken cancellationToken)
+    {
+        using SafeFileHandle input = FileOpener.Open(source, FileMode.Open, FileAccess.Read, FileShare.Read, FileOptions.None,
+            preallocationSize: 0, unixCreateMode: null, spindleFlags: 0);
+        StatxBuffer status = Status(input, source);
+
+        if (overwrite)
+        {
+            // System.IO relies on the lock to refuse copying a file onto itself; without locks
+            // (DOTNET_SYSTEM_IO_DISABLEFILELOCKING) it would truncate the source. Checked first, with the same exception.
+            RejectSameFile(status, destination);
+        }
+
+        SafeFileHandle output = OpenDestination(destination, overwrite, (UnixFileMode)(status.Mode & PermissionBits));
+        bool completed = false;
+        try
+        {
+            int outFd = (int)output.DangerousGetHandle();
+            // The create mode was filtered by the umask, and an overwritten file kept its own: set the source's.
+            int result;
+            while ((result = Libc.FChmod(outFd, status.Mode & PermissionBits)) < 0 && Errno.Last == Errno.EINTR)
+            {
+            }
+            if (result < 0 && Errno.Last != Errno.EPERM)
+            {
+                throw IoErrors.ForErrno(Errno.Last, destination);
+            }
+
+            ExtentCopier.Copy((int)input.DangerousGetHandle(), outFd, (long)status.Size, source, destination, progress, cancellationToken);
+            CopyTimes(outFd, status);
+            completed = true;
+        }
+        finally
+        {
+            output.Dispose();
+            if (!completed && cancellationToken.IsCancellationRequested)
+            {
+                // A cancelled copy leaves no half-written file behind.
+                Libc.Unlink(destination);
+            }
+        }
+    }
+
+    private static SafeFileHandle OpenDestination(string destination, bool overwrite, UnixFileMode mode)
+    {
+        try
+        {
+            return FileOpener.Open(destination, overwrite ? FileMode.Create : FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None,
+                FileOptions.None, preallocationSize: 0, mode, spindleFlags: 0);
+        }
+        catch (IOException e) when (e.HResult == Errno.EEXIST && Directory.Exists(destination))
+        {
+            throw new IOException($"The target file '{destination}' is a directory, not a file.", Errno.EISDIR);
+        }
+    }
+
+    private static void RejectSameFile(in StatxBuffer source, string destination)
+    {
+        StatxBuffer target;
+        if (Libc.Statx(LinuxConstants.AT_FDCWD, destination, 0, StatxBasic, &target) == 0 &&
+            target.Inode == source.Inode && target.DeviceMajor == source.DeviceMajor && target.DeviceMinor == source.DeviceMinor)
+        {
+            throw IoErrors.ForErrno(Errno.EWOULDBLOCK, destination);
+        }
+    }
+
+    private static StatxBuffer Status(SafeFileHandle handle, string path)
+    {
+        StatxBuffer status;
+        if (Libc.Statx((int)handle.DangerousGetHandle(), string.Empty, LinuxConstants.AT_EMPTY_PATH, StatxBasic, &status) != 0)
+        {
+            throw IoErrors.ForErrno(Errno.Last, path);
+        }
+        return status;
+    }
+
+    private static void CopyTimes(int outFd, in StatxBuffer status)
+    {
+        // Best effort, as in System.IO: a file system that cannot keep the times still gets the data.
+        TimeSpec* times = stackalloc TimeSpec[2];
+        times[0] = new TimeSpec { Seconds = status.AccessTimeSeconds, Nanoseconds = status.AccessTimeNanoseconds };
+        times[1] = new TimeSpec { Seconds = status.ModifyTimeSeconds, Nanoseconds = status.ModifyTimeNanoseconds };
+        Libc.FutimeNs(outFd, times);
+    }
+}

@@ -1,0 +1,242 @@
+using System.Collections.Concurrent;
+using System.Runtime.InteropServices;
+using Spindle.Interop;
+
+namespace Spindle.Diagnostics;
+
+/// <summary>What the test seam does to one system call.</summary>
+internal enum SyscallFault : byte
+{
+    /// <summary>The call runs as asked.</summary>
+    None,
+
+    /// <summary>The call fails with EINTR without reaching the kernel.</summary>
+    Interrupt,
+
+    /// <summary>The call runs with half the requested length (at least one byte), as a signal or a full pipe would make it.</summary>
+    ShortTransfer,
+
+    /// <summary>The call fails with EIO without reaching the kernel.</summary>
+    IoError,
+
+    /// <summary>The call fails with ENOSPC without reaching the kernel.</summary>
+    NoSpace,
+}
+
+/// <summary>The kinds of system call the seam sees.</summary>
+internal enum SyscallKind : byte
+{
+    Read,
+    Write,
+    ReadVector,
+    WriteVector,
+
+    /// <summary><c>io_uring_setup</c>: an engine that consults the seam treats any fault as "refused".</summary>
+    RingSetup,
+
+    /// <summary>One submission of a ring; an engine that consults the seam fails it with the fault's errno.</summary>
+    RingSubmit,
+}
+
+/// <summary>Decides the fault for each system call on an armed descriptor; called from any thread.</summary>
+internal abstract class FaultPlan
+{
+    internal abstract SyscallFault Next(SyscallKind kind);
+}
+
+/// <summary>A fixed list of faults, one per call, then none.</summary>
+internal sealed class ScriptedFaultPlan(params SyscallFault[] faults) : FaultPlan
+{
+    private int _next = -1;
+
+    internal override SyscallFault Next(SyscallKind kind)
+    {
+        int index = Interlocked.Increment(ref _next);
+        return index < faults.Length ? faults[index] : SyscallFault.None;
+    }
+}
+
+/// <summary>Seeded random faults with a percentage per fault; short transfers only for the kinds allowed.</summary>
+internal sealed class RandomFaultPlan(int seed, int interruptPercent, int shortPercent, int errorPercent, bool shortReads = true) : FaultPlan
+{
+    private readonly Random _random = new(seed);
+
+    internal override SyscallFault Next(SyscallKind kind)
+    {
+        int roll;
+        lock (_random)
+        {
+            roll = _random.Next(100);
+        }
+        if (roll < interruptPercent)
+        {
+            return SyscallFault.Interrupt;
+        }
+        roll -= interruptPercent;
+        if (roll < shortPercent)
+        {
+            return shortReads || kind is SyscallKind.Write or SyscallKind.WriteVector ? SyscallFault.ShortTransfer : SyscallFault.None;
+        }
+        roll -= shortPercent;
+        return roll < errorPercent ? SyscallFault.IoError : SyscallFault.None;
+    }
+}
+
+/// <summary>
+/// The internal test seam at the system-call boundary. When <see cref="Enabled"/> is false (always, outside
+/// tests) the I/O loops make their system calls directly and the only cost is one volatile read. Tests arm a
+/// descriptor with a <see cref="FaultPlan"/>; calls on other descriptors pass through untouched, so tests
+/// that run in parallel do not see each other's faults.
+/// </summary>
+internal static unsafe class SyscallFaults
+{
+    /// <summary>Whether any descriptor is armed; the I/O loops check this before calling into the seam.</summary>
+    internal static volatile bool Enabled;
+
+    private static readonly ConcurrentDictionary<int, FaultPlan> s_plans = new();
+    private static long s_interrupts;
+    private static long s_shortTransfers;
+    private static long s_errors;
+
+    /// <summary>EINTR results injected since the process started.</summary>
+    internal static long Interrupts => Interlocked.Read(ref s_interrupts);
+
+    /// <summary>Shortened transfers injected since the process started.</summary>
+    internal static long ShortTransfers => Interlocked.Read(ref s_shortTransfers);
+
+    /// <summary>Error results (EIO, ENOSPC, refused ring setup) injected since the process started.</summary>
+    internal static long Errors => Interlocked.Read(ref s_errors);
+
+    /// <summary>Injects <paramref name="plan"/>'s faults into every call on <paramref name="fd"/> until the scope is disposed.</summary>
+    internal static IDisposable Arm(int fd, FaultPlan plan)
+    {
+        lock (s_plans)
+        {
+            s_plans[fd] = plan;
+            Enabled = true;
+        }
+        return new Scope(fd);
+    }
+
+    /// <summary>The fault for the next call of <paramref name="kind"/> on <paramref name="fd"/>, counted.</summary>
+    internal static SyscallFault Decide(int fd, SyscallKind kind)
+    {
+        if (!s_plans.TryGetValue(fd, out FaultPlan? plan))
+        {
+            return SyscallFault.None;
+        }
+        SyscallFault fault = plan.Next(kind);
+        switch (fault)
+        {
+            case SyscallFault.Interrupt:
+                Interlocked.Increment(ref s_interrupts);
+                break;
+            case SyscallFault.ShortTransfer:
+                Interlocked.Increment(ref s_shortTransfers);
+                break;
+            case SyscallFault.IoError or SyscallFault.NoSpace:
+                Interlocked.Increment(ref s_errors);
+                break;
+        }
+        return fault;
+    }
+
+    /// <summary>The errno a failing fault stands for, or 0.</summary>
+    internal static int ErrnoOf(SyscallFault fault) => fault switch
+    {
+        SyscallFault.Interrupt => Errno.EINTR,
+        SyscallFault.IoError => Errno.EIO,
+        SyscallFault.NoSpace => Errno.ENOSPC,
+        _ => 0,
+    };
+
+    /// <summary><c>pread</c> (or <c>read</c> for a negative offset) through the seam.</summary>
+    internal static nint Read(int fd, byte* buffer, nuint count, long offset)
+    {
+        SyscallFault fault = Decide(fd, SyscallKind.Read);
+        if (ErrnoOf(fault) is int errno and not 0)
+        {
+            return Fail(errno);
+        }
+        count = fault == SyscallFault.ShortTransfer ? Shorten(count) : count;
+        return offset >= 0 ? Libc.PRead(fd, buffer, count, offset) : Libc.Read(fd, buffer, count);
+    }
+
+    /// <summary><c>pwrite</c> (or <c>write</c> for a negative offset) through the seam.</summary>
+    internal static nint Write(int fd, byte* buffer, nuint count, long offset)
+    {
+        SyscallFault fault = Decide(fd, SyscallKind.Write);
+        if (ErrnoOf(fault) is int errno and not 0)
+        {
+            return Fail(errno);
+        }
+        count = fault == SyscallFault.ShortTransfer ? Shorten(count) : count;
+        return offset >= 0 ? Libc.PWrite(fd, buffer, count, offset) : Libc.Write(fd, buffer, count);
+    }
+
+    /// <summary><c>preadv</c>/<c>pwritev</c> (or <c>readv</c>/<c>writev</c>) through the seam; a short transfer cuts the list to half its bytes.</summary>
+    internal static nint Vector(int fd, IoVector* vectors, int count, long offset, bool write)
+    {
+        SyscallFault fault = Decide(fd, write ? SyscallKind.WriteVector : SyscallKind.ReadVector);
+        if (ErrnoOf(fault) is int errno and not 0)
+        {
+            return Fail(errno);
+        }
+        IoVector* cut = stackalloc IoVector[count];
+        if (fault == SyscallFault.ShortTransfer)
+        {
+            count = CutVectors(vectors, count, cut);
+            vectors = cut;
+        }
+        return (write, offset >= 0) switch
+        {
+            (true, true) => Libc.PWriteV(fd, vectors, count, offset),
+            (true, false) => Libc.WriteV(fd, vectors, count),
+            (false, true) => Libc.PReadV(fd, vectors, count, offset),
+            (false, false) => Libc.ReadV(fd, vectors, count),
+        };
+    }
+
+    private static nint Fail(int errno)
+    {
+        Marshal.SetLastPInvokeError(errno);
+        return -1;
+    }
+
+    private static nuint Shorten(nuint count) => count > 1 ? count / 2 : count;
+
+    // Copies the iovecs that hold the first half of the bytes into cut, ending inside an iovec where needed.
+    private static int CutVectors(IoVector* vectors, int count, IoVector* cut)
+    {
+        nuint total = 0;
+        for (int i = 0; i < count; i++)
+        {
+            total += vectors[i].Count;
+        }
+        nuint left = Shorten(total);
+        int used = 0;
+        for (int i = 0; i < count && left > 0; i++)
+        {
+            nuint take = Math.Min(left, vectors[i].Count);
+            cut[used++] = new IoVector { Base = vectors[i].Base, Count = take };
+            left -= take;
+        }
+        if (used == 0 && count > 0)
+        {
+            cut[used++] = vectors[0];
+        }
+        return used;
+    }
+
+    private sealed class Scope(int fd) : IDisposable
+    {
+        public void Dispose()
+        {
+            lock (s_plans)
+            {
+                s_plans.TryRemove(fd, out _);
+                Enabled = !s_plans.IsEmpty;
+            }
+        }
+    }
+}

@@ -1,0 +1,437 @@
+using System.Buffers;
+using System.Runtime.InteropServices;
+using System.Threading.Tasks.Sources;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Handles;
+using Spindle.Interop;
+using Spindle.RandomAccess;
+using static Spindle.Interop.IoUringConstants;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// One file operation on the ring, and the <see cref="ValueTask"/> source its caller awaits. Pooled
+/// and reused; its <see cref="UserData"/> (slot id and generation) travels through the kernel instead
+/// of a GC handle. The caller prepares it (handle referenced, buffers pinned); from then on only the
+/// ring thread touches it until it completes, which happens only after the kernel's last completion
+/// for it, so the buffers and the descriptor outlive every use the kernel makes of them.
+/// </summary>
+internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource
+{
+    internal enum OperationState : byte
+    {
+        Idle,     // in the pool, or being prepared by a caller
+        Queued,   // waiting for the ring thread (pending queue or retry queue)
+        InKernel, // an SQE for it was submitted and its CQE has not arrived
+    }
+
+    private enum OperationKind : byte
+    {
+        Read,
+        Write,
+        ReadVectors,
+        WriteVectors,
+        Fsync,
+    }
+
+    private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
+
+    private readonly IoUringEngine _engine;
+    private ManualResetValueTaskSourceCore<long> _core;     // completed by the CompletionDispatcher on a pool thread, never on the ring thread
+    private long _result;                                    // what the operation returns, set by the ring thread before delivery
+    private Exception? _error;                               // or how it failed
+    private OperationKind _kind;
+    private SafeFileHandle? _handle;                         // referenced (DangerousAddRef) while prepared
+    private int _fd;
+    private MemoryHandle _pin;                               // the single buffer of Read/Write
+    private MemoryHandle[] _pins = [];                       // the buffers of ReadVectors/WriteVectors, _pins[0.._vectorCount)
+    private IoVector* _vectors;                              // native iovecs, reused across operations
+    private int _vectorCapacity;
+    private int _vectorCount;
+    private int _vectorIndex;                                // first iovec not yet done
+    private int _chunkCount;                                 // iovecs in the SQE in flight
+    private byte* _address;                                  // Read/Write: where the next byte goes or comes from
+    private uint _remaining;                                 // Read/Write: bytes still to transfer in this SQE
+    private long _offset;                                    // negative: the handle has no position
+    private long _transferred;                               // bytes done so far by the kernel for this operation
+    private long _prefix;                                    // bytes the fast path read before the operation started
+    private CancellationToken _cancellationToken;
+    private CancellationTokenRegistration _registration;
+    private volatile bool _cancelRequested;
+
+    internal IoUringOperation(IoUringEngine engine, int id)
+    {
+        _engine = engine;
+        Id = id;
+        // Continuations run inline on the pool thread of the CompletionDispatcher that delivers the result.
+        _core.RunContinuationsAsynchronously = false;
+    }
+
+    /// <summary>This object's slot in the engine's table.</summary>
+    internal int Id { get; }
+
+    /// <summary>Bumped on every reuse, so that a late cancellation cannot hit the next operation.</summary>
+    internal uint Generation { get; private set; }
+
+    /// <summary>Where the operation is; written by the caller before queueing, then by the ring thread only.</summary>
+    internal OperationState State { get; set; }
+
+    internal bool CancelRequested => _cancelRequested;
+
+    internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
+
+    internal short Version => _core.Version;
+
+    internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix)
+    {
+        Begin(OperationKind.Read, handle, offset);
+        _prefix = prefix;
+        _pin = buffer.Pin();
+        _address = (byte*)_pin.Pointer;
+        _remaining = (uint)Math.Min(buffer.Length, LinuxConstants.MaxReadWriteCount);
+    }
+
+    internal void PrepareWrite(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset)
+    {
+        Begin(OperationKind.Write, handle, offset);
+        _pin = buffer.Pin();
+        _address = (byte*)_pin.Pointer;
+        _remaining = (uint)buffer.Length;
+    }
+
+    internal void PrepareReadVectors(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long offset)
+    {
+        Begin(OperationKind.ReadVectors, handle, offset);
+        int count = buffers.Count;
+        EnsureVectors(count);
+        for (int i = 0; i < count; i++)
+        {
+            Memory<byte> buffer = buffers[i];
+            _pins[i] = buffer.Pin();
+            _vectorCount = i + 1;
+            _vectors[i] = new IoVector { Base = (byte*)_pins[i].Pointer, Count = (nuint)buffer.Length };
+        }
+    }
+
+    internal void PrepareWriteVectors(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset)
+    {
+        Begin(OperationKind.WriteVectors, handle, offset);
+        int count = buffers.Count;
+        EnsureVectors(count);
+        for (int i = 0; i < count; i++)
+        {
+            ReadOnlyMemory<byte> buffer = buffers[i];
+            _pins[i] = buffer.Pin();
+            _vectorCount = i + 1;
+            _vectors[i] = new IoVector { Base = (byte*)_pins[i].Pointer, Count = (nuint)buffer.Length };
+        }
+    }
+
+    internal void PrepareFsync(SafeFileHandle handle) => Begin(OperationKind.Fsync, handle, -1);
+
+    private void Begin(OperationKind kind, SafeFileHandle handle, long offset)
+    {
+        Generation++;
+        _kind = kind;
+        _offset = offset;
+        _transferred = 0;
+        _prefix = 0;
+        _vectorCount = 0;
+        _vectorIndex = 0;
+        _cancelRequested = false;
+        bool added = false;
+        handle.DangerousAddRef(ref added);
+        _handle = handle;
+        _fd = HandleIo.Fd(handle);
+    }
+
+    /// <summary>
+    /// Hooks up cancellation; then the operation belongs to the ring thread. A token that is already
+    /// cancelled runs <see cref="RequestCancel"/> right here, which the ring thread then sees.
+    /// </summary>
+    internal void Arm(CancellationToken cancellationToken)
+    {
+        State = OperationState.Queued;
+        _cancellationToken = cancellationToken;
+        if (cancellationToken.CanBeCanceled)
+        {
+            _registration = cancellationToken.UnsafeRegister(s_cancel, this);
+        }
+    }
+
+    /// <summary>Whether nothing needs the kernel (empty writes, no buffers): the operation completes at once.</summary>
+    internal bool IsTriviallyComplete()
+    {
+        switch (_kind)
+        {
+            case OperationKind.Write:
+                return _remaining == 0;
+            case OperationKind.ReadVectors:
+                return _vectorCount == 0;
+            case OperationKind.WriteVectors:
+                SkipEmptyVectors();
+                return _vectorIndex == _vectorCount;
+            default:
+                return false;
+        }
+    }
+
+    private void RequestCancel()
+    {
+        _cancelRequested = true;
+        _engine.RequestCancel(this, Generation);
+    }
+
+    /// <summary>Fills the SQE for the next step of the operation (ring thread).</summary>
+    internal void FillSqe(IoUringSqe* sqe)
+    {
+        sqe->Fd = _fd;
+        sqe->UserData = UserData;
+        sqe->Offset = _offset >= 0 ? (ulong)_offset : ulong.MaxValue; // -1: the current position, for handles without positions
+        switch (_kind)
+        {
+            case OperationKind.Read:
+            case OperationKind.Write:
+                sqe->Opcode = _kind == OperationKind.Read ? IORING_OP_READ : IORING_OP_WRITE;
+                sqe->Address = (ulong)_address;
+                sqe->Length = _remaining;
+                break;
+            case OperationKind.ReadVectors:
+            case OperationKind.WriteVectors:
+                sqe->Opcode = _kind == OperationKind.ReadVectors ? IORING_OP_READV : IORING_OP_WRITEV;
+                _chunkCount = Math.Min(_vectorCount - _vectorIndex, LinuxConstants.IOV_MAX);
+                sqe->Address = (ulong)(_vectors + _vectorIndex);
+                sqe->Length = (uint)_chunkCount;
+                break;
+            default:
+                sqe->Opcode = IORING_OP_FSYNC;
+                sqe->Offset = 0;
+                break;
+        }
+    }
+
+    /// <summary>
+    /// Handles the kernel's result for the SQE in flight (ring thread). Returns true when the
+    /// operation needs another SQE (a short write, EINTR, EAGAIN); otherwise it has completed.
+    /// </summary>
+    internal bool OnCompletion(int result)
+    {
+        try
+        {
+            if (result < 0)
+            {
+                return OnError(-result);
+            }
+            switch (_kind)
+            {
+                case OperationKind.Read:
+                    _transferred += result;
+                    Succeed();
+                    return false;
+                case OperationKind.Write:
+                    _transferred += result;
+                    _address += result;
+                    _remaining -= (uint)result;
+                    Advance(result);
+                    if (_remaining == 0)
+                    {
+                        Succeed();
+                        return false;
+                    }
+                    return ContinueUnlessCancelled();
+                case OperationKind.ReadVectors:
+                    _transferred += result;
+                    if ((ulong)result == ChunkLength() && _vectorIndex + _chunkCount < _vectorCount)
+                    {
+                        // A full chunk and more iovecs than IOV_MAX: read on, as the synchronous path does.
+                        _vectorIndex += _chunkCount;
+                        Advance(result);
+                        return ContinueUnlessCancelled();
+                    }
+                    Succeed();
+                    return false;
+                case OperationKind.WriteVectors:
+                    _transferred += result;
+                    Advance(result);
+                    IoVector* vectors = _vectors + _vectorIndex;
+                    int count = _vectorCount - _vectorIndex;
+                    PositionalIo.Advance(ref vectors, ref count, (nuint)result);
+                    _vectorIndex = (int)(vectors - _vectors);
+                    SkipEmptyVectors();
+                    if (_vectorIndex == _vectorCount)
+                    {
+                        Succeed();
+                        return false;
+                    }
+                    return ContinueUnlessCancelled();
+                default:
+                    Succeed();
+                    return false;
+            }
+        }
+        catch (Exception e)
+        {
+            Fail(e);
+            return false;
+        }
+    }
+
+    private bool OnError(int errno)
+    {
+        if (errno is Errno.EINTR or Errno.EAGAIN || errno == Errno.ECANCELED && !_cancelRequested)
+        {
+            return ContinueUnlessCancelled();
+        }
+        if (errno == Errno.ECANCELED)
+        {
+            Cancel();
+            return false;
+        }
+        if (_offset >= 0 && errno is Errno.ESPIPE or Errno.ENXIO && _kind != OperationKind.Fsync)
+        {
+            // A handle that claimed positions but has none: go on without, like the synchronous path.
+            _offset = -1;
+            return ContinueUnlessCancelled();
+        }
+        if (_kind == OperationKind.Fsync && errno is Errno.EROFS or Errno.EINVAL or Errno.EOPNOTSUPP)
+        {
+            // Special files that cannot be synchronised are not an error, as in System.IO.
+            Succeed();
+            return false;
+        }
+        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle!)));
+        return false;
+    }
+
+    private bool ContinueUnlessCancelled()
+    {
+        if (_cancelRequested)
+        {
+            Cancel();
+            return false;
+        }
+        return true;
+    }
+
+    private void Advance(int bytes)
+    {
+        if (_offset >= 0)
+        {
+            _offset += bytes;
+        }
+    }
+
+    private ulong ChunkLength()
+    {
+        ulong total = 0;
+        for (int i = _vectorIndex; i < _vectorIndex + _chunkCount; i++)
+        {
+            total += _vectors[i].Count;
+        }
+        return total;
+    }
+
+    private void SkipEmptyVectors()
+    {
+        while (_vectorIndex < _vectorCount && _vectors[_vectorIndex].Count == 0)
+        {
+            _vectorIndex++;
+        }
+    }
+
+    private void EnsureVectors(int count)
+    {
+        if (count > _vectorCapacity)
+        {
+            int capacity = Math.Max(count, Math.Max(4, _vectorCapacity * 2));
+            _vectors = (IoVector*)NativeMemory.Realloc(_vectors, (nuint)capacity * (nuint)sizeof(IoVector));
+            _vectorCapacity = capacity;
+        }
+        if (count > _pins.Length)
+        {
+            _pins = new MemoryHandle[Math.Max(count, _pins.Length * 2)];
+        }
+    }
+
+    /// <summary>Completes as cancelled (the kernel no longer uses the buffers).</summary>
+    internal void Cancel() => Complete(0, new OperationCanceledException(_cancellationToken));
+
+    internal void Fail(Exception error) => Complete(0, error);
+
+    private void Succeed()
+    {
+        SpindleMetrics.Operation(IoEngine.IoUring, _transferred);
+        Complete(_prefix + _transferred, null);
+    }
+
+    /// <summary>Lets go of the handle and buffers, then hands the result to the dispatcher (never touch the object afterwards).</summary>
+    private void Complete(long result, Exception? error)
+    {
+        // Waits for a cancellation callback running right now, so none can run after reuse.
+        _registration.Dispose();
+        _registration = default;
+        _cancellationToken = default;
+        ReleaseResources();
+        State = OperationState.Idle;
+        _result = result;
+        _error = error;
+        _engine.Thread.Dispatcher.Deliver(this);
+    }
+
+    /// <summary>Completes the task, running its continuation inline (on a dispatcher pool thread).</summary>
+    internal void CompleteTask()
+    {
+        Exception? error = _error;
+        _error = null;
+        if (error is null)
+        {
+            _core.SetResult(_result);
+        }
+        else
+        {
+            _core.SetException(error);
+        }
+    }
+
+    /// <summary>Unpins the buffers and drops the handle reference (also used when preparation failed).</summary>
+    internal void ReleaseResources()
+    {
+        _pin.Dispose();
+        _pin = default;
+        for (int i = 0; i < _vectorCount; i++)
+        {
+            _pins[i].Dispose();
+            _pins[i] = default;
+        }
+        _vectorCount = 0;
+        _address = null;
+        SafeFileHandle? handle = _handle;
+        _handle = null;
+        handle?.DangerousRelease();
+    }
+
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+
+    int IValueTaskSource<int>.GetResult(short token) => (int)GetResultAndRelease(token);
+
+    long IValueTaskSource<long>.GetResult(short token) => GetResultAndRelease(token);
+
+    void IValueTaskSource.GetResult(short token) => GetResultAndRelease(token);
+
+    private long GetResultAndRelease(short token)
+    {
+        try
+        {
+            return _core.GetResult(token);
+        }
+        finally
+        {
+            _core.Reset();
+            _engine.Return(this);
+        }
+    }
+}

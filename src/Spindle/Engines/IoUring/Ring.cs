@@ -1,0 +1,239 @@
+using Spindle.Interop;
+using static Spindle.Interop.IoUringConstants;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// One io_uring instance: the descriptor and the three shared memory areas (SQ ring, CQ ring, SQE
+/// array), with the memory-ordering rules of the kernel's ABI written beside each access. Only the
+/// ring thread touches it after setup.
+/// </summary>
+internal sealed unsafe class Ring
+{
+    // Setup flags to try, best first; an older kernel rejects the newer ones with EINVAL.
+    private static readonly uint[] s_flagSets =
+    [
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
+        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
+        IORING_SETUP_SUBMIT_ALL,
+        0,
+    ];
+
+    private readonly int _fd;
+    private readonly byte* _sqRing;      // mapping of the SQ ring (and of the CQ ring with IORING_FEAT_SINGLE_MMAP)
+    private readonly nuint _sqRingSize;
+    private readonly byte* _cqRing;      // mapping of the CQ ring
+    private readonly nuint _cqRingSize;
+    private readonly IoUringSqe* _sqes;  // the SQE array
+    private readonly nuint _sqesSize;
+
+    private readonly uint* _sqHead;      // advanced by the kernel as it consumes SQEs
+    private readonly uint* _sqTail;      // advanced by us to publish SQEs
+    private readonly uint* _sqFlags;     // IORING_SQ_* flags, written by the kernel
+    private readonly uint _sqMask;
+    private readonly uint _sqEntries;
+    private uint _sqLocalTail;           // our tail, published with SubmitPending
+
+    private readonly uint* _cqHead;      // advanced by us as we consume CQEs
+    private readonly uint* _cqTail;      // advanced by the kernel as it posts CQEs
+    private readonly IoUringCqe* _cqes;
+    private readonly uint _cqMask;
+
+    private Ring(int fd, in IoUringParams p, byte* sqRing, nuint sqRingSize, byte* cqRing, nuint cqRingSize, IoUringSqe* sqes, nuint sqesSize)
+    {
+        _fd = fd;
+        _sqRing = sqRing;
+        _sqRingSize = sqRingSize;
+        _cqRing = cqRing;
+        _cqRingSize = cqRingSize;
+        _sqes = sqes;
+        _sqesSize = sqesSize;
+        SetupFlags = p.Flags;
+
+        _sqHead = (uint*)(sqRing + p.SqOff.Head);
+        _sqTail = (uint*)(sqRing + p.SqOff.Tail);
+        _sqFlags = (uint*)(sqRing + p.SqOff.Flags);
+        _sqMask = *(uint*)(sqRing + p.SqOff.RingMask);
+        _sqEntries = *(uint*)(sqRing + p.SqOff.RingEntries);
+        _sqLocalTail = *_sqTail;
+
+        // The SQ index array maps ring slots to SQEs; slot i always holds SQE i.
+        uint* array = (uint*)(sqRing + p.SqOff.Array);
+        for (uint i = 0; i < _sqEntries; i++)
+        {
+            array[i] = i;
+        }
+
+        _cqHead = (uint*)(cqRing + p.CqOff.Head);
+        _cqTail = (uint*)(cqRing + p.CqOff.Tail);
+        _cqes = (IoUringCqe*)(cqRing + p.CqOff.Cqes);
+        _cqMask = *(uint*)(cqRing + p.CqOff.RingMask);
+        CqEntries = *(uint*)(cqRing + p.CqOff.RingEntries);
+    }
+
+    /// <summary>How many completions the CQ ring holds: the bound on operations in flight.</summary>
+    internal uint CqEntries { get; }
+
+    /// <summary>The setup flags the kernel accepted.</summary>
+    internal uint SetupFlags { get; }
+
+    /// <summary>The SQEs written but not yet handed to the kernel by <see cref="Enter"/>.</summary>
+    internal uint Unsubmitted => _sqLocalTail - Volatile.Read(ref *_sqHead);
+
+    /// <summary>
+    /// Creates a ring, negotiating the setup flags. Must run on the thread that will submit (the
+    /// ring thread), because of IORING_SETUP_SINGLE_ISSUER. Returns null and the errno when the
+    /// kernel refuses io_uring.
+    /// </summary>
+    internal static Ring? TryCreate(uint entries, out int errno)
+    {
+        errno = Errno.ENOSYS;
+        if (!IoUringSyscalls.Supported)
+        {
+            return null;
+        }
+        foreach (uint flags in s_flagSets)
+        {
+            IoUringParams p = default;
+            p.Flags = flags;
+            int fd = IoUringSyscalls.Setup(entries, &p);
+            if (fd < 0)
+            {
+                errno = Errno.Last;
+                if (errno == Errno.EINVAL)
+                {
+                    continue;
+                }
+                return null;
+            }
+            // Offset -1 as "current position" (for handles without positions) needs 5.6; so do READ and WRITE.
+            if ((p.Features & IORING_FEAT_RW_CUR_POS) == 0)
+            {
+                Libc.Close(fd);
+                errno = Errno.ENOSYS;
+                return null;
+            }
+            Ring? ring = Map(fd, p, out errno);
+            if (ring is null)
+            {
+                Libc.Close(fd);
+            }
+            return ring;
+        }
+        return null;
+    }
+
+    private static Ring? Map(int fd, in IoUringParams p, out int errno)
+    {
+        errno = 0;
+        nuint sqRingSize = p.SqOff.Array + p.SqEntries * sizeof(uint);
+        nuint cqRingSize = p.CqOff.Cqes + p.CqEntries * (nuint)sizeof(IoUringCqe);
+        bool single = (p.Features & IORING_FEAT_SINGLE_MMAP) != 0;
+        if (single)
+        {
+            sqRingSize = cqRingSize = Math.Max(sqRingSize, cqRingSize);
+        }
+
+        byte* sqRing = MapRegion(fd, sqRingSize, IORING_OFF_SQ_RING);
+        if (sqRing == null)
+        {
+            errno = Errno.Last;
+            return null;
+        }
+        byte* cqRing = sqRing;
+        if (!single)
+        {
+            cqRing = MapRegion(fd, cqRingSize, IORING_OFF_CQ_RING);
+            if (cqRing == null)
+            {
+                errno = Errno.Last;
+                Libc.MUnmap(sqRing, sqRingSize);
+                return null;
+            }
+        }
+        nuint sqesSize = p.SqEntries * (nuint)sizeof(IoUringSqe);
+        byte* sqes = MapRegion(fd, sqesSize, IORING_OFF_SQES);
+        if (sqes == null)
+        {
+            errno = Errno.Last;
+            Libc.MUnmap(sqRing, sqRingSize);
+            if (!single)
+            {
+                Libc.MUnmap(cqRing, cqRingSize);
+            }
+            return null;
+        }
+        return new Ring(fd, p, sqRing, sqRingSize, cqRing, single ? 0 : cqRingSize, (IoUringSqe*)sqes, sqesSize);
+    }
+
+    private static byte* MapRegion(int fd, nuint size, long offset)
+    {
+        void* address = Libc.MMap(null, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, offset);
+        return address == (void*)-1 ? null : (byte*)address;
+    }
+
+    /// <summary>The next free SQE, zeroed, or null when the SQ ring is full.</summary>
+    internal IoUringSqe* TryGetSqe()
+    {
+        // Acquire: the kernel has finished reading the SQEs before the head it publishes.
+        uint head = Volatile.Read(ref *_sqHead);
+        if (_sqLocalTail - head >= _sqEntries)
+        {
+            return null;
+        }
+        IoUringSqe* sqe = &_sqes[_sqLocalTail & _sqMask];
+        *sqe = default;
+        _sqLocalTail++;
+        return sqe;
+    }
+
+    /// <summary>
+    /// Publishes the SQEs written so far and calls io_uring_enter. Returns the kernel's result
+    /// (SQEs consumed) or -errno.
+    /// </summary>
+    internal int Enter(uint minComplete, bool wait)
+    {
+        // Release: the SQE contents must be visible before the kernel sees the new tail.
+        Volatile.Write(ref *_sqTail, _sqLocalTail);
+        uint toSubmit = Unsubmitted;
+        uint flags = 0;
+        // A full fence between publishing the tail and reading the kernel's flags: without it the
+        // load may be reordered before the store and miss an overflow the kernel just flagged.
+        Interlocked.MemoryBarrier();
+        bool overflowed = (Volatile.Read(ref *_sqFlags) & IORING_SQ_CQ_OVERFLOW) != 0;
+        if (wait || overflowed || (SetupFlags & IORING_SETUP_DEFER_TASKRUN) != 0)
+        {
+            // GETEVENTS also runs completions deferred to this thread (DEFER_TASKRUN, COOP_TASKRUN).
+            flags |= IORING_ENTER_GETEVENTS;
+        }
+        if (toSubmit == 0 && (flags & IORING_ENTER_GETEVENTS) == 0)
+        {
+            return 0;
+        }
+        int result = IoUringSyscalls.Enter(_fd, toSubmit, wait ? minComplete : 0, flags);
+        return result < 0 ? -Errno.Last : result;
+    }
+
+    /// <summary>Whether a completion is waiting in the CQ ring.</summary>
+    internal bool HasCompletion => Volatile.Read(ref *_cqTail) != *_cqHead;
+
+    /// <summary>Takes the oldest completion, if any.</summary>
+    internal bool TryTakeCompletion(out ulong userData, out int result)
+    {
+        uint head = *_cqHead;
+        // Acquire: the CQE's contents are written before the kernel publishes the tail that covers it.
+        if (head == Volatile.Read(ref *_cqTail))
+        {
+            userData = 0;
+            result = 0;
+            return false;
+        }
+        IoUringCqe* cqe = &_cqes[head & _cqMask];
+        userData = cqe->UserData;
+        result = cqe->Result;
+        // Release: we have read the CQE before the kernel may reuse its slot.
+        Volatile.Write(ref *_cqHead, head + 1);
+        return true;
+    }
+}

@@ -1,0 +1,179 @@
+using System.Threading.Tasks.Sources;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Handles;
+using Spindle.RandomAccess;
+
+namespace Spindle.Engines.ThreadPool;
+
+/// <summary>
+/// One file operation that queues itself on the thread pool, runs the blocking system call there and
+/// completes its own <see cref="ValueTask"/>: the work item and the task source are the same pooled
+/// object, so a steady stream of operations allocates nothing.
+/// </summary>
+internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource
+{
+    private enum OperationKind : byte
+    {
+        Read,
+        Write,
+        ReadScatter,
+        WriteGather,
+        Flush,
+    }
+
+    private readonly OperationPool<ThreadPoolOperation> _pool; // where the object goes back after GetResult
+    private ManualResetValueTaskSourceCore<long> _core;        // continuations run inline on the pool thread, as System.IO's do
+    private OperationKind _kind;
+    private SafeFileHandle? _handle;
+    private Memory<byte> _buffer;                              // Read's destination
+    private ReadOnlyMemory<byte> _source;                      // Write's bytes
+    private IReadOnlyList<Memory<byte>>? _buffers;             // ReadScatter's destinations
+    private IReadOnlyList<ReadOnlyMemory<byte>>? _sources;     // WriteGather's bytes
+    private long _offset;                                      // negative: the handle has no position
+    private long _prefix;                                      // bytes an earlier step (the fast path) already read
+    private CancellationToken _cancellationToken;
+
+    internal ThreadPoolOperation(OperationPool<ThreadPoolOperation> pool) => _pool = pool;
+
+    internal short Version => _core.Version;
+
+    internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix, CancellationToken cancellationToken)
+    {
+        Prepare(OperationKind.Read, handle, offset, cancellationToken);
+        _buffer = buffer;
+        _prefix = prefix;
+    }
+
+    internal void PrepareWrite(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, CancellationToken cancellationToken)
+    {
+        Prepare(OperationKind.Write, handle, offset, cancellationToken);
+        _source = buffer;
+    }
+
+    internal void PrepareReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long offset, CancellationToken cancellationToken)
+    {
+        Prepare(OperationKind.ReadScatter, handle, offset, cancellationToken);
+        _buffers = buffers;
+    }
+
+    internal void PrepareWriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, CancellationToken cancellationToken)
+    {
+        Prepare(OperationKind.WriteGather, handle, offset, cancellationToken);
+        _sources = buffers;
+    }
+
+    internal void PrepareFlush(SafeFileHandle handle, CancellationToken cancellationToken)
+        => Prepare(OperationKind.Flush, handle, -1, cancellationToken);
+
+    private void Prepare(OperationKind kind, SafeFileHandle handle, long offset, CancellationToken cancellationToken)
+    {
+        _kind = kind;
+        _handle = handle;
+        _offset = offset;
+        _prefix = 0;
+        _cancellationToken = cancellationToken;
+    }
+
+    /// <summary>Runs on a pool thread.</summary>
+    public void Execute()
+    {
+        SafeFileHandle handle = _handle!;
+        CancellationToken cancellationToken = _cancellationToken;
+        long result = 0;
+        Exception? error = null;
+
+        // Like System.IO: a token cancelled while the item waited in the queue wins over the call.
+        if (cancellationToken.IsCancellationRequested)
+        {
+            error = new OperationCanceledException(cancellationToken);
+        }
+        else
+        {
+            bool added = false;
+            try
+            {
+                handle.DangerousAddRef(ref added);
+                result = Run(HandleIo.Fd(handle), SafeFileHandleInternals.GetPath(handle));
+            }
+            catch (Exception e)
+            {
+                error = e;
+            }
+            finally
+            {
+                if (added)
+                {
+                    handle.DangerousRelease();
+                }
+            }
+        }
+
+        // Forget every reference before completing: the awaiter may reuse this object at once.
+        _handle = null;
+        _buffer = default;
+        _source = default;
+        _buffers = null;
+        _sources = null;
+        _cancellationToken = default;
+        if (error is null)
+        {
+            _core.SetResult(result);
+        }
+        else
+        {
+            _core.SetException(error);
+        }
+    }
+
+    private long Run(int fd, string? path)
+    {
+        switch (_kind)
+        {
+            case OperationKind.Read:
+                int read = PositionalIo.Read(fd, _buffer.Span, _offset, path);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, read);
+                return _prefix + read;
+            case OperationKind.Write:
+                PositionalIo.Write(fd, _source.Span, _offset, path);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, _source.Length);
+                return 0;
+            case OperationKind.ReadScatter:
+                long total = PositionalIo.ReadScatter(fd, _buffers!, _offset, path);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, total);
+                return total;
+            case OperationKind.WriteGather:
+                PositionalIo.WriteGather(fd, _sources!, _offset, path);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, 0);
+                return 0;
+            default:
+                HandleIo.FlushToDisk(_handle!);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, 0);
+                return 0;
+        }
+    }
+
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+
+    int IValueTaskSource<int>.GetResult(short token) => (int)GetResultAndRelease(token);
+
+    long IValueTaskSource<long>.GetResult(short token) => GetResultAndRelease(token);
+
+    void IValueTaskSource.GetResult(short token) => GetResultAndRelease(token);
+
+    private long GetResultAndRelease(short token)
+    {
+        try
+        {
+            return _core.GetResult(token);
+        }
+        finally
+        {
+            _core.Reset();
+            _pool.Return(this);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.Handles;
+using Spindle.Interop;
+using Spindle.RandomAccess;
+
+namespace Spindle.Streams;
+
+/// <summary>
+/// The bottom layer of every stream: owns the handle, the access it was opened with and the engine
+/// that runs asynchronous operations. Subclasses decide how offsets work: a position kept in memory
+/// (<see cref="SeekableFileStreamStrategy"/>) or none at all (<see cref="UnseekableFileStreamStrategy"/>).
+/// </summary>
+internal abstract class OSFileStreamStrategy : FileStreamStrategy
+{
+    private const string UnknownName = "[Unknown]";
+
+    // The handle; the stream owns it and disposes it.
+    protected readonly SafeFileHandle _fileHandle;
+    // What the handle may do: checked here so that errors are NotSupportedException, as in System.IO.
+    private readonly FileAccess _access;
+    // Runs the *Async operations.
+    protected readonly FileIoEngine _engine;
+    // Whether the handle was opened for asynchronous I/O.
+    private readonly bool _isAsync;
+
+    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine)
+    {
+        _fileHandle = handle;
+        _access = access;
+        _isAsync = isAsync;
+        _engine = engine;
+    }
+
+    public sealed override bool CanRead => !_fileHandle.IsClosed && (_access & FileAccess.Read) != 0;
+
+    public sealed override bool CanWrite => !_fileHandle.IsClosed && (_access & FileAccess.Write) != 0;
+
+    internal sealed override bool IsAsync => _isAsync;
+
+    internal sealed override bool IsClosed => _fileHandle.IsClosed;
+
+    internal sealed override string Name => SafeFileHandleInternals.GetPath(_fileHandle) ?? UnknownName;
+
+    internal sealed override IoEngine Engine => _engine.Kind;
+
+    // Nothing is buffered at this layer.
+    public sealed override Task FlushAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+    internal sealed override void Flush(bool flushToDisk)
+    {
+        if (flushToDisk && CanWrite)
+        {
+            HandleIo.FlushToDisk(_fileHandle);
+        }
+    }
+
+    public sealed override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
+
+    public sealed override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
+
+    public sealed override int ReadByte()
+    {
+        byte value = 0;
+        return Read(new Span<byte>(ref value)) != 0 ? value : -1;
+    }
+
+    public sealed override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
+
+    public sealed override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
+
+    public sealed override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
+
+    public sealed override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
+        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
+
+    public sealed override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
+
+    public sealed override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
+        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
+
+    public sealed override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
+
+    internal sealed override void Lock(long position, long length)
+        => LockRegion(CanWrite ? FileRegionLock.F_WRLCK : FileRegionLock.F_RDLCK, position, length);
+
+    internal sealed override void Unlock(long position, long length)
+        => LockRegion(FileRegionLock.F_UNLCK, position, length);
+
+    // Open-file-description locks, as System.IO takes them on Linux: they belong to this handle, so two
+    // handles in one process conflict, and closing another descriptor of the file does not drop them.
+    private unsafe void LockRegion(short type, long position, long length)
+    {
+        bool added = false;
+        try
+        {
+            _fileHandle.DangerousAddRef(ref added);
+            var region = new FileRegionLock { Type = type, Whence = LinuxConstants.SEEK_SET, Start = position, Length = length };
+            int fd = HandleIo.Fd(_fileHandle);
+            int result;
+            do
+            {
+                result = Libc.FcntlLock(fd, FileRegionLock.F_OFD_SETLK, &region);
+            }
+            while (result < 0 && Errno.Last == Errno.EINTR);
+            if (result < 0)
+            {
+                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
+            }
+        }
+        finally
+        {
+            if (added)
+            {
+                _fileHandle.DangerousRelease();
+            }
+        }
+    }
+
+    protected void EnsureReadable()
+    {
+        if (_fileHandle.IsClosed)
+        {
+            StreamThrowHelper.ThrowFileClosed();
+        }
+        if ((_access & FileAccess.Read) == 0)
+        {
+            StreamThrowHelper.ThrowUnreadable();
+        }
+    }
+
+    protected void EnsureWritable()
+    {
+        if (_fileHandle.IsClosed)
+        {
+            StreamThrowHelper.ThrowFileClosed();
+        }
+        if ((_access & FileAccess.Write) == 0)
+        {
+            StreamThrowHelper.ThrowUnwritable();
+        }
+    }
+
+    protected override void Dispose(bool disposing)
+    {
+        // On finalization the handle has its own (critical) finalizer.
+        if (disposing && !_fileHandle.IsClosed)
+        {
+            _fileHandle.Dispose();
+        }
+    }
+
+    public override ValueTask DisposeAsync()
+    {
+        Dispose(disposing: true);
+        return default;
+    }
+}

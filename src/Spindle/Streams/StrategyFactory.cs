@@ -1,0 +1,82 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.Handles;
+using Spindle.Interop;
+using Spindle.RandomAccess;
+
+namespace Spindle.Streams;
+
+/// <summary>Chooses and stacks the strategies of a stream: OS layer, buffer, derived-type routing.</summary>
+internal static class StrategyFactory
+{
+    internal static FileStreamStrategy ForOpenedFile(SpindleFileStream stream, SafeFileHandle handle, FileMode mode, FileAccess access,
+        int bufferSize, bool isAsync, IoEngine requested)
+    {
+        try
+        {
+            bool canSeek = SafeFileHandleInternals.CanSeek(handle);
+            FileIoEngine engine = ChooseEngine(requested, isAsync);
+            OSFileStreamStrategy os;
+            if (canSeek)
+            {
+                // Append starts at the end and protects what was there.
+                long appendStart = mode == FileMode.Append ? HandleIo.GetLength(handle) : -1;
+                os = new SeekableFileStreamStrategy(handle, access, isAsync, engine, Math.Max(appendStart, 0), appendStart);
+            }
+            else
+            {
+                os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine);
+            }
+            return Stack(stream, os, bufferSize);
+        }
+        catch
+        {
+            handle.Dispose();
+            throw;
+        }
+    }
+
+    internal static FileStreamStrategy ForHandle(SpindleFileStream stream, SafeFileHandle handle, FileAccess access, int bufferSize, bool isAsync)
+    {
+        FileIoEngine engine = ChooseEngine(IoEngine.Auto, isAsync);
+        OSFileStreamStrategy os;
+        if (SafeFileHandleInternals.CanSeek(handle))
+        {
+            // A handle from elsewhere: its current OS offset becomes the stream's position.
+            long position = Libc.LSeek(HandleIo.Fd(handle), 0, LinuxConstants.SEEK_CUR);
+            if (position < 0)
+            {
+                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
+            }
+            os = new SeekableFileStreamStrategy(handle, access, isAsync, engine, position, appendStart: -1);
+        }
+        else
+        {
+            os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine);
+        }
+        return Stack(stream, os, bufferSize);
+    }
+
+    /// <summary>
+    /// An engine named in the options wins; otherwise asynchronous handles get the process default, and
+    /// synchronous ones run *Async calls on the thread pool, as System.IO does on Unix.
+    /// </summary>
+    private static FileIoEngine ChooseEngine(IoEngine requested, bool isAsync)
+    {
+        if (requested != IoEngine.Auto)
+        {
+            return EngineSelector.Get(requested);
+        }
+        return isAsync ? EngineSelector.Default : EngineSelector.Get(IoEngine.ThreadPool);
+    }
+
+    private static FileStreamStrategy Stack(SpindleFileStream stream, FileStreamStrategy strategy, int bufferSize)
+    {
+        // 0 and 1 both disable buffering, as in System.IO.
+        if (bufferSize > 1)
+        {
+            strategy = new BufferedFileStreamStrategy(strategy, bufferSize);
+        }
+        return stream.GetType() == typeof(SpindleFileStream) ? strategy : new DerivedFileStreamStrategy(stream, strategy);
+    }
+}

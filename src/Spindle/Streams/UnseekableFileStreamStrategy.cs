@@ -1,0 +1,64 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.RandomAccess;
+
+namespace Spindle.Streams;
+
+/// <summary>
+/// A pipe, socket or character device: no position, so reads and writes are plain <c>read</c>/<c>write</c>
+/// (offset -1 for the engines), and <c>Seek</c>, <c>Position</c>, <c>Length</c> and <c>SetLength</c>
+/// are not supported.
+/// </summary>
+internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
+{
+    private const long NoOffset = -1;
+
+    internal UnseekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine)
+        : base(handle, access, isAsync, engine)
+    {
+    }
+
+    public override bool CanSeek => false;
+
+    public override long Length => throw new NotSupportedException("Stream does not support seeking.");
+
+    public override long Position
+    {
+        get => throw new NotSupportedException("Stream does not support seeking.");
+        set => throw new NotSupportedException("Stream does not support seeking.");
+    }
+
+    internal override SafeFileHandle SafeFileHandle => _fileHandle;
+
+    public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException("Stream does not support seeking.");
+
+    public override void SetLength(long value) => throw new NotSupportedException("Stream does not support seeking.");
+
+    public override int Read(Span<byte> buffer)
+    {
+        EnsureReadable();
+        return HandleIo.Read(_fileHandle, buffer, NoOffset);
+    }
+
+    public override void Write(ReadOnlySpan<byte> buffer)
+    {
+        EnsureWritable();
+        HandleIo.Write(_fileHandle, buffer, NoOffset);
+    }
+
+    public override ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        EnsureReadable();
+        return cancellationToken.IsCancellationRequested
+            ? ValueTask.FromException<int>(new OperationCanceledException(cancellationToken))
+            : _engine.ReadAsync(_fileHandle, buffer, NoOffset, cancellationToken);
+    }
+
+    public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
+    {
+        EnsureWritable();
+        return cancellationToken.IsCancellationRequested
+            ? ValueTask.FromException(new OperationCanceledException(cancellationToken))
+            : _engine.WriteAsync(_fileHandle, buffer, NoOffset, cancellationToken);
+    }
+}

@@ -1,0 +1,80 @@
+using System.Diagnostics;
+using System.Text.Json.Nodes;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Engines;
+
+/// <summary>Process-wide engine configuration, proven in a child process (Spindle.EngineProbe).</summary>
+public class ChildProcessSelectionTests
+{
+    private static string ProbePath => Path.Combine(AppContext.BaseDirectory, "Spindle.EngineProbe.dll");
+
+    private static Dictionary<string, string> RunProbe(IDictionary<string, string?> environment, string? runtimeConfig = null)
+    {
+        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        start.ArgumentList.Add("exec");
+        if (runtimeConfig is not null)
+        {
+            start.ArgumentList.Add("--runtimeconfig");
+            start.ArgumentList.Add(runtimeConfig);
+        }
+        start.ArgumentList.Add(ProbePath);
+        start.Environment.Remove("SPINDLE_IO_ENGINE");
+        foreach (var (key, value) in environment)
+        {
+            start.Environment[key] = value;
+        }
+        using Process process = Process.Start(start)!;
+        Task<string> output = process.StandardOutput.ReadToEndAsync();
+        Task<string> errors = process.StandardError.ReadToEndAsync();
+        Assert.True(process.WaitForExit(60_000), "the probe did not finish within 60 s");
+        Assert.True(process.ExitCode == 0, $"probe exit code {process.ExitCode}: {output.Result} {errors.Result}");
+        Console.WriteLine(output.Result);
+        return output.Result.Split('\n', StringSplitOptions.RemoveEmptyEntries)
+            .Select(line => line.Trim().Split('=', 2))
+            .Where(parts => parts.Length == 2)
+            .ToDictionary(parts => parts[0], parts => parts[1]);
+    }
+
+    [Fact]
+    public void SPINDLE_IO_ENGINE_threadpool_selects_the_thread_pool()
+    {
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?> { ["SPINDLE_IO_ENGINE"] = "threadpool" });
+        Assert.Equal("ThreadPool", result["engine"]);
+        // Every operation the meter saw ran on the thread pool engine.
+        Assert.Matches(@"^threadpool:\d+$", result["operations"]);
+    }
+
+    [Fact]
+    public void Without_configuration_the_probe_runs_io_uring_when_the_kernel_allows_it()
+    {
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?>());
+        string expected = SpindleRandomAccess.IsIoUringAvailable ? "IoUring" : "ThreadPool";
+        Assert.Equal(expected, result["engine"]);
+        Assert.Matches($@"^{expected.ToLowerInvariant()}:\d+$", result["operations"]);
+        // The reads of freshly written data are page-cache hits.
+        Assert.NotEqual("0", result["fastpath"]);
+    }
+
+    [Fact]
+    public void RuntimeConfig_properties_select_the_engine_and_switch_the_fast_path_off()
+    {
+        using var dir = new TempDirectory();
+        string source = Path.Combine(AppContext.BaseDirectory, "Spindle.EngineProbe.runtimeconfig.json");
+        JsonNode config = JsonNode.Parse(File.ReadAllText(source))!;
+        JsonObject runtimeOptions = config["runtimeOptions"]!.AsObject();
+        JsonObject properties = runtimeOptions["configProperties"] as JsonObject ?? new JsonObject();
+        runtimeOptions["configProperties"] = properties;
+        properties["Spindle.IoEngine"] = "threadpool";
+        properties["Spindle.DisableReadFastPath"] = true;
+        string path = dir.File("probe.runtimeconfig.json");
+        File.WriteAllText(path, config.ToJsonString());
+
+        // The AppContext value wins over the environment variable.
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?> { ["SPINDLE_IO_ENGINE"] = "sync" }, path);
+        Assert.Equal("ThreadPool", result["engine"]);
+        Assert.Matches(@"^threadpool:\d+$", result["operations"]);
+        // The thread pool engine would serve these cached reads from the fast path; the switch stops it.
+        Assert.Equal("0", result["fastpath"]);
+    }
+}

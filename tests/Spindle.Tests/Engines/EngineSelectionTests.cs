@@ -1,0 +1,72 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Engines;
+using Spindle.Engines.IoUring;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Engines;
+
+public class EngineSelectionTests
+{
+    [Fact]
+    public void The_default_engine_is_resolved_and_says_which_one_runs()
+    {
+        IoEngine engine = SpindleRandomAccess.DefaultEngine;
+        Console.WriteLine($"Default engine: {engine}; io_uring available: {SpindleRandomAccess.IsIoUringAvailable} {IoUringEngine.UnavailableReason}");
+        Assert.NotEqual(IoEngine.Auto, engine);
+        Assert.Equal(engine, EngineSelector.Default.Kind);
+        string? configured = Environment.GetEnvironmentVariable(EngineSelector.EnvironmentName);
+        if (string.IsNullOrEmpty(configured) && AppContext.GetData(EngineSelector.AppContextName) is null)
+        {
+            Assert.Equal(SpindleRandomAccess.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.ThreadPool, engine);
+        }
+    }
+
+    [Fact]
+    public void A_forced_engine_is_the_engine_that_runs()
+    {
+        Assert.Equal(IoEngine.Sync, EngineSelector.Get(IoEngine.Sync).Kind);
+        Assert.Equal(IoEngine.ThreadPool, EngineSelector.Get(IoEngine.ThreadPool).Kind);
+        Assert.Equal(SpindleRandomAccess.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.ThreadPool, EngineSelector.Get(IoEngine.IoUring).Kind);
+    }
+
+    [Theory]
+    [InlineData("sync", IoEngine.Sync)]
+    [InlineData("ThreadPool", IoEngine.ThreadPool)]
+    [InlineData(" iouring ", IoEngine.IoUring)]
+    [InlineData("io_uring", IoEngine.IoUring)]
+    [InlineData("auto", IoEngine.Auto)]
+    [InlineData("bogus", null)]
+    [InlineData(null, null)]
+    public void Engine_names_parse(string? name, IoEngine? expected) => Assert.Equal(expected, EngineSelector.Parse(name));
+
+    [Fact]
+    public async Task Io_uring_batches_concurrent_operations_into_fewer_enters()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite);
+        const int Count = 2000;
+        byte[] data = new byte[Count * 512];
+        new Random(5).NextBytes(data);
+
+        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        var tasks = new Task[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            tasks[i] = SpindleRandomAccess.WriteAsync(handle, data.AsMemory(i * 512, 512), i * 512L, IoEngine.IoUring).AsTask();
+        }
+        await Task.WhenAll(tasks).WaitAsync(TimeSpan.FromSeconds(30));
+        MetricsSnapshot after = SpindleMetrics.Snapshot();
+
+        long enters = after.Submissions - before.Submissions;
+        Console.WriteLine($"{Count} io_uring writes took {enters} io_uring_enter calls");
+        Assert.True(enters > 0, "io_uring_enter was never called: the ring did not run");
+        Assert.True(enters < Count, $"{enters} enters for {Count} operations: no batching");
+        Assert.True(after.Operations - before.Operations >= Count);
+        Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
+    }
+}

@@ -1,0 +1,85 @@
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+
+namespace Spindle.Tests.Infrastructure;
+
+/// <summary>The few libc calls tests need to look at descriptors and build special files.</summary>
+public static unsafe partial class TestLibc
+{
+    public const int F_GETFD = 1;
+    public const int F_GETFL = 3;
+    public const int FD_CLOEXEC = 1;
+    public const int O_ACCMODE = 0x3;
+    public const int O_NONBLOCK = 0x800;
+    public const int O_APPEND = 0x400;
+    public const int O_SYNC = 0x101000;
+    public const int AF_UNIX = 1;
+    public const int SOCK_STREAM = 1;
+
+    [LibraryImport("libc", EntryPoint = "fcntl", SetLastError = true)]
+    public static partial int Fcntl(int fd, int command, int argument);
+
+    [LibraryImport("libc", EntryPoint = "umask")]
+    public static partial int Umask(int mask);
+
+    [LibraryImport("libc", EntryPoint = "mkfifo", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    public static partial int MkFifo(string path, int mode);
+
+    [LibraryImport("libc", EntryPoint = "socketpair", SetLastError = true)]
+    public static partial int SocketPair(int domain, int type, int protocol, int* fds);
+
+    [LibraryImport("libc", EntryPoint = "pipe2", SetLastError = true)]
+    public static partial int Pipe2(int* fds, int flags);
+
+    /// <summary>The open(2) status flags of a handle's descriptor.</summary>
+    public static int StatusFlags(SafeFileHandle handle) => Fcntl((int)handle.DangerousGetHandle(), F_GETFL, 0);
+
+    /// <summary>Whether the handle's descriptor is closed on exec.</summary>
+    public static bool IsCloseOnExec(SafeFileHandle handle) =>
+        (Fcntl((int)handle.DangerousGetHandle(), F_GETFD, 0) & FD_CLOEXEC) != 0;
+
+    /// <summary>A connected pair of Unix stream sockets as owned handles.</summary>
+    public static (SafeFileHandle, SafeFileHandle) CreateSocketPair()
+    {
+        int* fds = stackalloc int[2];
+        if (SocketPair(AF_UNIX, SOCK_STREAM | 0x80000 /* SOCK_CLOEXEC */, 0, fds) != 0)
+        {
+            throw new InvalidOperationException($"socketpair failed: errno {Marshal.GetLastPInvokeError()}");
+        }
+        return (new SafeFileHandle(fds[0], ownsHandle: true), new SafeFileHandle(fds[1], ownsHandle: true));
+    }
+
+    /// <summary>An anonymous pipe (read end, write end) as owned handles.</summary>
+    public static (SafeFileHandle Read, SafeFileHandle Write) CreatePipe()
+    {
+        int* fds = stackalloc int[2];
+        if (Pipe2(fds, 0x80000 /* O_CLOEXEC */) != 0)
+        {
+            throw new InvalidOperationException($"pipe2 failed: errno {Marshal.GetLastPInvokeError()}");
+        }
+        return (new SafeFileHandle(fds[0], ownsHandle: true), new SafeFileHandle(fds[1], ownsHandle: true));
+    }
+
+    public const int S_IFMT = 0xF000;
+    public const int S_IFREG = 0x8000;
+
+    [LibraryImport("libc", EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Statx(int dirfd, string path, int flags, uint mask, byte* buffer);
+
+    /// <summary>The S_IFMT bits of what a path names (links followed), or -1 if it cannot be examined.</summary>
+    public static int FileType(string path)
+    {
+        byte* status = stackalloc byte[256];
+        // AT_FDCWD, STATX_TYPE; stx_mode is at offset 28.
+        return Statx(-100, path, 0, 0x1, status) != 0 ? -1 : *(ushort*)(status + 28) & S_IFMT;
+    }
+
+    /// <summary>Creates a named pipe.</summary>
+    public static void CreateFifo(string path)
+    {
+        if (MkFifo(path, 0x1B6) != 0)
+        {
+            throw new InvalidOperationException($"mkfifo failed: errno {Marshal.GetLastPInvokeError()}");
+        }
+    }
+}

@@ -15,8 +15,8 @@ public class TuneCommandTests
         ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "256k", "--top", "3", "--dir", dir.Path, "--out", dir.Path);
 
         Assert.True(result.ExitCode == 0, result.Error);
-        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
-        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
+        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough|DirectIO)", result.Out);
+        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough|DirectIO)", result.Out);
         Assert.Contains("Base line", result.Out);
         Assert.Contains(CacheInfo.L1DataBytes() > 0 ? "rule of thumb" : "L1 data cache: unknown", result.Out);
 

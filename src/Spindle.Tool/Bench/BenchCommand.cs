@@ -82,6 +82,7 @@ public sealed class BenchCommand : ICommand
         int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
         console.Out.WriteLine();
         console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} SPEC §6 target checks not met (see the report)");
+        console.Out.WriteLine($"engines: {report.Engines}");
         console.Out.WriteLine($"wrote {markdown}, {json}, {svg}");
         return 0;
     }

@@ -58,6 +58,7 @@ public static class BenchJson
             ["elapsedSeconds"] = Math.Round(report.Elapsed.TotalSeconds, 1),
             ["directory"] = report.Directory,
             ["fio"] = report.FioVersion,
+            ["engines"] = report.Engines,
             ["machine"] = new JsonObject
             {
                 ["processors"] = report.Machine.Processors,

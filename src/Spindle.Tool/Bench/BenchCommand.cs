@@ -90,6 +90,7 @@ public sealed class BenchCommand : ICommand
     private static async Task<BenchReport> RunAsync(List<Workload> rows, HarnessSettings settings, string directory, string? fio, string noFio, bool quick, ToolConsole console)
     {
         var started = DateTimeOffset.UtcNow;
+        MachineInfo machine = MachineInfo.Read(directory);   // before the run, so the load average is other work's
         var clock = Stopwatch.StartNew();
         var progress = new ProgressLine(console.Error);
         var results = new List<RowResult>();
@@ -113,7 +114,7 @@ public sealed class BenchCommand : ICommand
         return new BenchReport
         {
             Date = started,
-            Machine = MachineInfo.Read(directory),
+            Machine = machine,
             Quick = quick,
             Settings = settings,
             Directory = directory,

@@ -68,6 +68,7 @@ public static class BenchJson
                 ["fileSystem"] = report.Machine.FileSystem,
                 ["runtime"] = report.Machine.Runtime,
                 ["l1DataCacheBytes"] = report.Machine.L1DataCacheBytes,
+                ["loadAverage"] = report.Machine.LoadAverage,
             },
             ["settings"] = new JsonObject
             {

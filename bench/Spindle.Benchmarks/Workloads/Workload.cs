@@ -44,6 +44,9 @@ public abstract class Workload : IDisposable
     /// <summary>The fio job that gives this row's physical limit, or null when fio has nothing to compare.</summary>
     public virtual FioJob? Fio => null;
 
+    /// <summary>A system command timed as this row's reference where fio has no job, or null.</summary>
+    public virtual ReferenceCommand? Reference => null;
+
     /// <summary>Creates the files the row needs and opens what stays open across invocations.</summary>
     public abstract void Setup(BenchFiles files);
 

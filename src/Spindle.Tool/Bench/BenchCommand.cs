@@ -155,6 +155,18 @@ public sealed class BenchCommand : ICommand
                 }
             }
         }
+        if (row.Reference is { } reference)
+        {
+            try
+            {
+                fioResult = await ReferenceRunner.RunAsync(reference, cancellation).ConfigureAwait(false);
+                fioNote = fioResult is null ? $"n/a ({reference.Program} not installed)" : fioNote;
+            }
+            catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception)
+            {
+                fioNote = e.Message;
+            }
+        }
         row.Dispose();
         return new RowResult
         {

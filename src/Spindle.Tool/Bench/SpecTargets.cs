@@ -46,6 +46,12 @@ public static class SpecTargets
             checks.Add(new("≥ 2× System.IO ops/s", 1 / ratio >= 2, $"{1 / ratio:0.00}×"));
             checks.Add(FioShare("≥ 90 % of fio io_uring QD 32", row, best, 0.9));
         }
+        if (row.Name.StartsWith("FileCopy", StringComparison.Ordinal))
+        {
+            checks.Add(row.Fio is null
+                ? new("spindle copy faster than cp", null, row.FioNote)
+                : new("spindle copy faster than cp", SpecTargets.FioShare(row) > 1, $"{SpecTargets.FioShare(row):0.00}× cp's speed"));
+        }
         if (row.Name.StartsWith("Sequential", StringComparison.Ordinal))
         {
             checks.Add(FioShare("≥ 90 % of fio's bandwidth", row, best, 0.9));

@@ -27,6 +27,23 @@ public class TuneCommandTests
     }
 
     [Fact]
+    public void Tune_without_space_for_its_file_fails_with_a_no_space_line()
+    {
+        using var dir = new TempDirectory("/work");
+        using var tmpfs = SmallTmpfs.TryMount(dir.Path, "1m");
+        if (tmpfs is null)
+        {
+            Console.WriteLine("skipped: mount -t tmpfs refused, no ENOSPC file system");
+            return;
+        }
+        ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "4m", "--dir", dir.Path, "--out", dir.Path);
+
+        Assert.Equal(1, result.ExitCode);
+        Assert.StartsWith("spindle tune: no space:", result.LastErrorLine());
+        Assert.Empty(Directory.GetFiles(dir.Path));
+    }
+
+    [Fact]
     public void Tune_help_and_bad_sizes()
     {
         Assert.Equal(0, ToolRunner.Run("tune", "--help").ExitCode);

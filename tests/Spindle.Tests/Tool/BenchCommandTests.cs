@@ -72,6 +72,20 @@ public class BenchCommandTests
     }
 
     [Fact]
+    public void Bench_cancelled_while_measuring_exits_130_and_removes_its_files()
+    {
+        using var dir = new TempDirectory();
+        // Sixteen rows take seconds; the cancellation comes while the first ones are measured.
+        using var cancellation = new CancellationTokenSource(TimeSpan.FromMilliseconds(400));
+
+        ToolRunner.Result result = ToolRunner.Run(cancellation.Token, "bench", "--quick", "--filter", "RandomAccess.*", "--dir", dir.Path, "--out", dir.Path);
+
+        Assert.Equal(130, result.ExitCode);
+        Assert.Contains("row 1 of 16", result.Error);
+        Assert.Empty(Directory.GetFiles(dir.Path));
+    }
+
+    [Fact]
     public void Bench_help_lists_its_options()
     {
         ToolRunner.Result result = ToolRunner.Run("bench", "--help");

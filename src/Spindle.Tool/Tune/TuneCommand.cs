@@ -25,7 +25,7 @@ public sealed class TuneCommand : ICommand
         supports it), prints the fastest rows against the baseline (the smallest buffer and block
         with None), the recommended settings for reading and for writing, how they compare with
         the seed's rule of thumb (buffer 25-50 %, block 60-80 % of the L1 data cache), and writes
-        tune-heatmap.svg (buffer × block).
+        tune-heatmap.svg (buffer × block). A full sweep takes a few minutes.
 
           --dir PATH   where the test file goes (default: the current directory)
           --size N     file size: 30MB (default), 8MB with --quick; accepts k, m, g suffixes

@@ -62,6 +62,10 @@ public sealed class CopyCommand : ICommand
         {
             throw new ToolException($"source not found: {source}");
         }
+        catch (IOException) when (!line.Has("--overwrite") && File.Exists(destination))
+        {
+            throw new ToolException($"destination exists: {destination} (--overwrite replaces it)");
+        }
         catch (UnauthorizedAccessException e)
         {
             throw new ToolException($"permission denied: {e.Message}");

@@ -25,7 +25,7 @@ public sealed class TuneCommand : ICommand
         supports it), prints the fastest rows against the baseline (the smallest buffer and block
         with None), the recommended settings for reading and for writing, how they compare with
         the seed's rule of thumb (buffer 25-50 %, block 60-80 % of the L1 data cache), and writes
-        tune-heatmap.svg (buffer × block).
+        tune-heatmap.svg (buffer × block). A full sweep takes a few minutes.
 
           --dir PATH   where the test file goes (default: the current directory)
           --size N     file size: 30MB (default), 8MB with --quick; accepts k, m, g suffixes
@@ -52,6 +52,11 @@ public sealed class TuneCommand : ICommand
         }
         bool quick = line.Has("--quick");
         long size = line.Size("--size", quick ? 8 * Units.MiB : DefaultSize);
+        if (TuneOption.All.Any(o => o.Direct))
+        {
+            // Direct I/O moves whole 4 KiB blocks: the seed's 30 MB becomes 30,003,200 bytes.
+            size = (size + 4095) / 4096 * 4096;
+        }
         int top = line.Int("--top", 10);
         string directory = Directories.Writable(line.Value("--dir", "."), "--dir");
         string output = Directories.Writable(line.Value("--out", "."), "--out");
@@ -100,9 +105,9 @@ public sealed class TuneCommand : ICommand
         {
             console.Out.WriteLine("direct I/O: not swept (this build's stream has no direct I/O yet)");
         }
-        foreach (string skipped in sweep.Skipped.Take(3))
+        if (sweep.Skipped.Count > 0)
         {
-            console.Out.WriteLine($"skipped: {skipped}");
+            console.Out.WriteLine($"skipped {sweep.Skipped.Count} direct I/O combinations the file system refused, e.g. {sweep.Skipped[0]}");
         }
         string heatMap = Path.Combine(output, "tune-heatmap.svg");
         SvgFile.Save(HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}"), heatMap);

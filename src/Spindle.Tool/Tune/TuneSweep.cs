@@ -27,7 +27,7 @@ public sealed class TuneSweep(TuneGrid grid, string path)
         {
             combinations.Add((rule.Buffer, rule.Block, TuneOption.All[1]));
         }
-        var pass = new TunePass(path, grid.FileSize, grid.TimeCap);
+        using var pass = new TunePass(path, grid.FileSize, grid.TimeCap);
         var results = new List<TuneMeasurement>();
         int total = combinations.Count * 2, done = 0;
         foreach (Direction direction in new[] { Direction.Write, Direction.Read })

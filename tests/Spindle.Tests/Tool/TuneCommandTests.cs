@@ -15,8 +15,8 @@ public class TuneCommandTests
         ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "256k", "--top", "3", "--dir", dir.Path, "--out", dir.Path);
 
         Assert.True(result.ExitCode == 0, result.Error);
-        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
-        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
+        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough|DirectIO)", result.Out);
+        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough|DirectIO)", result.Out);
         Assert.Contains("Base line", result.Out);
         Assert.Contains(CacheInfo.L1DataBytes() > 0 ? "rule of thumb" : "L1 data cache: unknown", result.Out);
 
@@ -24,6 +24,23 @@ public class TuneCommandTests
         // Two panels (write, read) of 4 × 4 cells, each with a tooltip naming its combination.
         Assert.Equal(32, heatMap.Descendants().Count(e => e.Name.LocalName == "title"));
         Assert.Equal(["tune-heatmap.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName));
+    }
+
+    [Fact]
+    public void Tune_without_space_for_its_file_fails_with_a_no_space_line()
+    {
+        using var dir = new TempDirectory("/work");
+        using var tmpfs = SmallTmpfs.TryMount(dir.Path, "1m");
+        if (tmpfs is null)
+        {
+            Console.WriteLine("skipped: mount -t tmpfs refused, no ENOSPC file system");
+            return;
+        }
+        ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "4m", "--dir", dir.Path, "--out", dir.Path);
+
+        Assert.Equal(1, result.ExitCode);
+        Assert.StartsWith("spindle tune: no space:", result.LastErrorLine());
+        Assert.Empty(Directory.GetFiles(dir.Path));
     }
 
     [Fact]

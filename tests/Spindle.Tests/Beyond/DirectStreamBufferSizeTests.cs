@@ -138,6 +138,69 @@ public class DirectStreamBufferSizeTests
         }
     }
 
+    [Theory]
+    [InlineData(512)]
+    [InlineData(4096)]
+    [InlineData(65536)]
+    [InlineData(1 << 20)]
+    public void The_window_is_a_multiple_of_the_alignment_for_any_buffer_size(int offsetAlignment)
+    {
+        var alignment = new DirectIOAlignment(512, offsetAlignment);
+        foreach (int bufferSize in new[] { 0, 1, 512, 1000, 4095, 4096, 6000, 65535, 65536, 65537, 100_000, 1 << 24, (1 << 24) + 1, 1 << 30, int.MaxValue })
+        {
+            int window = Spindle.Direct.DirectFileStreamStrategy.WindowSize(bufferSize, alignment);
+            Assert.True(window > 0 && window % offsetAlignment == 0, $"buffer {bufferSize}: window {window} is not whole blocks of {offsetAlignment}");
+            Assert.True(window >= Math.Min(bufferSize, Spindle.Direct.DirectFileStreamStrategy.MaximumWindow), $"buffer {bufferSize}: window {window} is smaller than asked");
+            Assert.True(window >= Spindle.Direct.DirectFileStreamStrategy.MinimumWindow);
+            Assert.True(window <= Math.Max(Spindle.Direct.DirectFileStreamStrategy.MaximumWindow, offsetAlignment), $"buffer {bufferSize}: window {window} is above the cap");
+        }
+    }
+
+    /// <summary>
+    /// The window is allocated when the stream opens: a buffer size no window can have must not fail then, after
+    /// <see cref="FileMode.Create"/> has already emptied the file. (System.IO's own buffer of that size would fail on
+    /// first use with OutOfMemoryException, so there is nothing to compare with: the bytes must simply be right.)
+    /// </summary>
+    [Theory]
+    [InlineData((1 << 30) + 1)]
+    [InlineData(int.MaxValue)]
+    public void A_huge_buffer_size_opens_and_gives_the_right_bytes(int bufferSize)
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        string path = dir.File("huge");
+        byte[] data = CopyTests.RandomBytes(50_001, 5);
+        using (SpindleFileStream stream = OpenDirect(path, FileMode.Create, FileAccess.ReadWrite, bufferSize, async: false, IoEngine.Auto))
+        {
+            stream.Write(data, 0, 1234);
+            stream.Write(data, 1234, data.Length - 1234);
+            stream.Position = 7;
+            byte[] back = new byte[1000];
+            stream.ReadExactly(back);
+            Assert.Equal(data[7..1007], back);
+        }
+        Assert.Equal(data, File.ReadAllBytes(path));
+    }
+
+    /// <summary>The atomic-append layer, like System.IO, allocates its buffer on first use: a huge size does not fail the open.</summary>
+    [Fact]
+    public void An_atomic_append_stream_with_a_huge_buffer_size_opens_and_reads()
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        string path = dir.File("log");
+        byte[] data = CopyTests.RandomBytes(5000, 9);
+        File.WriteAllBytes(path, data);
+        using (var stream = new SpindleFileStream(path, new SpindleFileOptions
+        {
+            Mode = FileMode.Open, Access = FileAccess.ReadWrite, BufferSize = int.MaxValue, AtomicAppend = true,
+        }))
+        {
+            byte[] back = new byte[data.Length];
+            stream.ReadExactly(back);
+            Assert.Equal(data, back);
+        }
+        Assert.Equal(data, File.ReadAllBytes(path));
+    }
+
     private static string Step(Random random, FileStream system, SpindleFileStream spindle)
     {
         int choice = random.Next(100);

@@ -28,6 +28,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     private readonly FileStreamStrategy _os;       // owns the handle and the position
     private readonly SafeFileHandle _handle;       // the O_DIRECT descriptor
     private readonly DirectIOAlignment _alignment; // what the file requires
+    private readonly int _blockAlignment;          // where a flush may start in the window: both offset- and address-aligned
     private readonly FileIoEngine _engine;         // runs the asynchronous block reads and writes
     private readonly AlignedMemoryPool? _ownPool;  // a pool for memory alignment above the shared pool's, else null
     private IMemoryOwner<byte>? _owner;            // the window's memory; null once disposed
@@ -48,6 +49,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         _engine = EngineSelector.Get(os.Engine);
         _unbuffered = bufferSize <= 1;
         int memoryAlignment = Math.Max(alignment.MemoryAlignment, alignment.OffsetAlignment);
+        _blockAlignment = memoryAlignment;
         AlignedMemoryPool pool = memoryAlignment <= AlignedMemoryPool.Shared.Alignment
             ? AlignedMemoryPool.Shared
             : _ownPool = new AlignedMemoryPool(memoryAlignment);
@@ -431,8 +433,11 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         return count;
     }
 
-    /// <summary>The changed bytes widened to whole blocks: what the kernel will accept.</summary>
-    private (int From, int To) DirtyBlocks() => ((int)_alignment.AlignDown(_dirtyStart), (int)_alignment.AlignUp(_dirtyEnd));
+    /// <summary>
+    /// The changed bytes widened to whole blocks: what the kernel will accept. The start is also rounded to the
+    /// memory alignment (should a file need more of it than of offset alignment), since it is an address in the window.
+    /// </summary>
+    private (int From, int To) DirtyBlocks() => (_dirtyStart & ~(_blockAlignment - 1), (int)_alignment.AlignUp(_dirtyEnd));
 
     /// <summary>After a flush: a padded last block made the file too long, so cut it back to its real end.</summary>
     private void FixLength(long lengthBefore, int writtenTo)

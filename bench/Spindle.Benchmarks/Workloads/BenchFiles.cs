@@ -56,6 +56,15 @@ public sealed class BenchFiles : IDisposable
         }
     }
 
+    /// <summary>Registers a path that something else creates (a reference command's output) for deletion.</summary>
+    public void Adopt(string path)
+    {
+        lock (_sources)
+        {
+            _created.Add(path);
+        }
+    }
+
     /// <summary>Throws a one-line <see cref="IOException"/> when fewer than <paramref name="bytes"/> are free in the directory.</summary>
     public void EnsureFreeSpace(long bytes)
     {

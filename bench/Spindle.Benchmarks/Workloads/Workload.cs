@@ -35,8 +35,17 @@ public abstract class Workload : IDisposable
     /// <summary>How many operations one <see cref="RunAsync"/> performs; times and allocations are reported per operation.</summary>
     public virtual int OperationsPerInvocation => 1;
 
+    /// <summary>
+    /// How many I/O calls one <see cref="RunAsync"/> makes (Read/Write/ReadAsync/WriteAsync calls on the
+    /// API under test), or 0 when the row is not a loop of calls; used for allocations per call.
+    /// </summary>
+    public virtual long CallsPerInvocation => 0;
+
     /// <summary>The fio job that gives this row's physical limit, or null when fio has nothing to compare.</summary>
     public virtual FioJob? Fio => null;
+
+    /// <summary>A system command timed as this row's reference where fio has no job, or null.</summary>
+    public virtual ReferenceCommand? Reference => null;
 
     /// <summary>Creates the files the row needs and opens what stays open across invocations.</summary>
     public abstract void Setup(BenchFiles files);

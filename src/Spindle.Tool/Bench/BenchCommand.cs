@@ -82,6 +82,7 @@ public sealed class BenchCommand : ICommand
         int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
         console.Out.WriteLine();
         console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} SPEC §6 target checks not met (see the report)");
+        console.Out.WriteLine($"engines: {report.Engines}");
         console.Out.WriteLine($"wrote {markdown}, {json}, {svg}");
         return 0;
     }
@@ -89,6 +90,7 @@ public sealed class BenchCommand : ICommand
     private static async Task<BenchReport> RunAsync(List<Workload> rows, HarnessSettings settings, string directory, string? fio, string noFio, bool quick, ToolConsole console)
     {
         var started = DateTimeOffset.UtcNow;
+        MachineInfo machine = MachineInfo.Read(directory);   // before the run, so the load average is other work's
         var clock = Stopwatch.StartNew();
         var progress = new ProgressLine(console.Error);
         var results = new List<RowResult>();
@@ -112,7 +114,7 @@ public sealed class BenchCommand : ICommand
         return new BenchReport
         {
             Date = started,
-            Machine = MachineInfo.Read(directory),
+            Machine = machine,
             Quick = quick,
             Settings = settings,
             Directory = directory,
@@ -153,6 +155,18 @@ public sealed class BenchCommand : ICommand
                 }
             }
         }
+        if (row.Reference is { } reference)
+        {
+            try
+            {
+                fioResult = await ReferenceRunner.RunAsync(reference, cancellation).ConfigureAwait(false);
+                fioNote = fioResult is null ? $"n/a ({reference.Program} not installed)" : fioNote;
+            }
+            catch (Exception e) when (e is InvalidOperationException or System.ComponentModel.Win32Exception)
+            {
+                fioNote = e.Message;
+            }
+        }
         row.Dispose();
         return new RowResult
         {
@@ -160,6 +174,7 @@ public sealed class BenchCommand : ICommand
             Group = row.Group,
             IsAsync = row.IsAsync,
             OperationsPerInvocation = row.OperationsPerInvocation,
+            CallsPerInvocation = row.CallsPerInvocation,
             Results = measured,
             Fio = fioResult,
             FioNote = fioNote,

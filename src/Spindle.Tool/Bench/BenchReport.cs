@@ -23,9 +23,17 @@ public sealed class BenchReport
     /// <summary>The fio version, or null when fio is not installed.</summary>
     public string? FioVersion { get; init; }
 
+    /// <summary>Which engines ran: Spindle's default and whether io_uring was really available (else the IoUring column ran on the fallback).</summary>
+    public string Engines { get; init; } = EngineDescription();
+
     /// <summary>Every row, in matrix order.</summary>
     public required IReadOnlyList<RowResult> Rows { get; init; }
 
     /// <summary>How long the run took.</summary>
     public TimeSpan Elapsed { get; set; }
+
+    /// <summary>One line about the engines of this process.</summary>
+    public static string EngineDescription() => SpindleRandomAccess.IsIoUringAvailable
+        ? $"io_uring available; Auto resolves to {SpindleRandomAccess.DefaultEngine}"
+        : $"io_uring NOT available here (the IoUring column ran on the fallback); Auto resolves to {SpindleRandomAccess.DefaultEngine}";
 }

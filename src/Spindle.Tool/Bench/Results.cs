@@ -38,6 +38,13 @@ public sealed class RowResult
     /// <summary>Operations per invocation (reads of a random-read row, 1 elsewhere).</summary>
     public required int OperationsPerInvocation { get; init; }
 
+    /// <summary>I/O calls per invocation, 0 when the row is not a loop of calls.</summary>
+    public long CallsPerInvocation { get; init; }
+
+    /// <summary>Bytes a contender allocated per I/O call, NaN when the row has no call count.</summary>
+    public double AllocatedPerCall(ContenderResult result) =>
+        CallsPerInvocation > 0 ? result.AllocatedBytesPerOperation * OperationsPerInvocation / CallsPerInvocation : double.NaN;
+
     /// <summary>Figures per contender that ran; System.IO first.</summary>
     public required IReadOnlyList<ContenderResult> Results { get; init; }
 

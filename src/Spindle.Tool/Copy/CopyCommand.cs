@@ -1,4 +1,3 @@
-#if SPINDLE_COPY
 using System.Diagnostics;
 using System.Globalization;
 using Spindle.Benchmarks.Workloads;
@@ -62,6 +61,10 @@ public sealed class CopyCommand : ICommand
         {
             throw new ToolException($"source not found: {source}");
         }
+        catch (IOException) when (!line.Has("--overwrite") && File.Exists(destination))
+        {
+            throw new ToolException($"destination exists: {destination} (--overwrite replaces it)");
+        }
         catch (UnauthorizedAccessException e)
         {
             throw new ToolException($"permission denied: {e.Message}");
@@ -91,4 +94,3 @@ public sealed class CopyCommand : ICommand
         }
     }
 }
-#endif

@@ -23,6 +23,7 @@ public static class BenchJson
                     ["minNs"] = Number(result.MinNs),
                     ["maxNs"] = Number(result.MaxNs),
                     ["allocatedBytesPerOperation"] = Number(result.AllocatedBytesPerOperation),
+                    ["allocatedBytesPerCall"] = Number(row.AllocatedPerCall(result)),
                     ["rounds"] = result.Rounds,
                     ["invocationsPerRound"] = result.InvocationsPerRound,
                 };
@@ -38,6 +39,7 @@ public static class BenchJson
                 ["group"] = row.Group,
                 ["async"] = row.IsAsync,
                 ["operationsPerInvocation"] = row.OperationsPerInvocation,
+                ["callsPerInvocation"] = row.CallsPerInvocation,
                 ["skipped"] = row.Skipped,
                 ["results"] = results,
                 ["ratio"] = Number(row.Ratio),
@@ -56,6 +58,7 @@ public static class BenchJson
             ["elapsedSeconds"] = Math.Round(report.Elapsed.TotalSeconds, 1),
             ["directory"] = report.Directory,
             ["fio"] = report.FioVersion,
+            ["engines"] = report.Engines,
             ["machine"] = new JsonObject
             {
                 ["processors"] = report.Machine.Processors,
@@ -65,6 +68,7 @@ public static class BenchJson
                 ["fileSystem"] = report.Machine.FileSystem,
                 ["runtime"] = report.Machine.Runtime,
                 ["l1DataCacheBytes"] = report.Machine.L1DataCacheBytes,
+                ["loadAverage"] = report.Machine.LoadAverage,
             },
             ["settings"] = new JsonObject
             {

@@ -15,6 +15,7 @@ public static class BenchMarkdown
         text.AppendLine($"- Date: {report.Date:yyyy-MM-dd HH:mm} UTC, {report.Elapsed.TotalSeconds:0} s{(report.Quick ? ", `--quick` (large files shrunk)" : "")}");
         text.AppendLine($"- Machine: {report.Machine}");
         text.AppendLine($"- Files in: `{report.Directory}`");
+        text.AppendLine($"- Spindle engines: {report.Engines}");
         text.AppendLine($"- Harness: {report.Settings.Rounds} rounds per contender, System.IO and Spindle interleaved, median time per operation; fio: {report.FioVersion ?? FioRunner.NotInstalled}");
         text.AppendLine();
         text.AppendLine("Times are the median per operation (one operation = one invocation of the row: the whole file for transfer rows, one read for the random-read rows, one block for the sequential rows). Ratio = best Spindle engine / System.IO; below 1.00 Spindle is faster.");

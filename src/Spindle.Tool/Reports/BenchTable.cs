@@ -10,7 +10,7 @@ public static class BenchTable
     /// <summary>Builds the table of a run.</summary>
     public static TextTable Build(IReadOnlyList<RowResult> rows)
     {
-        string[] headers = ["Row", "System.IO", .. Contenders.SpindleColumns.Select(c => c.Title()), "Ratio", "Alloc System.IO", "Alloc Spindle", "fio"];
+        string[] headers = ["Row", "System.IO", .. Contenders.SpindleColumns.Select(c => c.Title()), "Ratio", "Alloc System.IO", "Alloc Spindle", "fio / cp"];
         bool[] right = [false, true, true, true, true, true, true, true, false];
         var table = new TextTable(headers, right);
         foreach (RowResult row in rows)
@@ -42,8 +42,9 @@ public static class BenchTable
             return row.FioNote;
         }
         double share = SpecTargets.FioShare(row);
+        string tool = fio.Command.StartsWith("fio", StringComparison.Ordinal) ? "" : fio.Command.Split(' ')[0] + ": ";
         return string.Create(CultureInfo.InvariantCulture,
-            $"{Units.Nanoseconds(fio.NsPerOperation)}/op, {fio.BytesPerSecond / Units.MiB:0} MiB/s; Spindle {share * 100:0} %");
+            $"{tool}{Units.Nanoseconds(fio.NsPerOperation)}/op, {fio.BytesPerSecond / Units.MiB:0} MiB/s; Spindle {share * 100:0} %");
     }
 
     private static string Time(ContenderResult? result) => result is null ? "—" : Units.Nanoseconds(result.MedianNs);

@@ -11,7 +11,8 @@ namespace Spindle.Tool.Reports;
 /// <param name="FileSystem">The file system type and device of the benchmark directory.</param>
 /// <param name="Runtime">The .NET runtime.</param>
 /// <param name="L1DataCacheBytes">The L1 data cache of CPU 0, or 0 when unknown.</param>
-public sealed record MachineInfo(int Processors, string CpuModel, string Kernel, long MemoryBytes, string FileSystem, string Runtime, long L1DataCacheBytes)
+/// <param name="LoadAverage">The 1, 5 and 15 minute load averages when read: other work on a shared machine shows here.</param>
+public sealed record MachineInfo(int Processors, string CpuModel, string Kernel, long MemoryBytes, string FileSystem, string Runtime, long L1DataCacheBytes, string LoadAverage)
 {
     /// <summary>Reads the facts for a run in <paramref name="directory"/>.</summary>
     public static MachineInfo Read(string directory) => new(
@@ -21,11 +22,12 @@ public sealed record MachineInfo(int Processors, string CpuModel, string Kernel,
         long.TryParse((ReadField("/proc/meminfo", "MemTotal") ?? "").Replace("kB", "", StringComparison.Ordinal).Trim(), out long kib) ? kib * 1024 : 0,
         FileSystemOf(directory),
         RuntimeInformation.FrameworkDescription,
-        CacheInfo.L1DataBytes());
+        CacheInfo.L1DataBytes(),
+        string.Join(' ', (ReadText("/proc/loadavg") ?? "unknown").Split(' ').Take(3)));
 
     /// <summary>One line for a report header.</summary>
     public override string ToString() => string.Create(CultureInfo.InvariantCulture,
-        $"{Processors} × {CpuModel}, {MemoryBytes / (1024.0 * 1024 * 1024):0.#} GiB RAM, Linux {Kernel}, {Runtime}, files on {FileSystem}");
+        $"{Processors} × {CpuModel}, {MemoryBytes / (1024.0 * 1024 * 1024):0.#} GiB RAM, Linux {Kernel}, {Runtime}, files on {FileSystem}, load average {LoadAverage}");
 
     private static string FileSystemOf(string directory)
     {

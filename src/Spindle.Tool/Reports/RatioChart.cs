@@ -11,7 +11,6 @@ namespace Spindle.Tool.Reports;
 public static class RatioChart
 {
     private static readonly XNamespace Svg = "http://www.w3.org/2000/svg";
-    private const int LabelWidth = 400;
     private const int BarArea = 480;
     private const int RowHeight = 18;
     private const int Top = 40;
@@ -19,9 +18,11 @@ public static class RatioChart
     /// <summary>The chart as an SVG document.</summary>
     public static XDocument Build(IReadOnlyList<RowResult> rows, string title)
     {
+        // Labels are right-aligned against the bars; about 6.3 px per character at 11 px sans-serif.
+        int labelWidth = (int)Math.Max(200, rows.Select(r => r.Name.Length).DefaultIfEmpty(10).Max() * 6.3 + 16);
         double max = Math.Max(2.0, Math.Min(4.0, rows.Select(r => r.Ratio).Where(double.IsFinite).DefaultIfEmpty(1).Max() * 1.1));
         int height = Top + rows.Count * RowHeight + 40;
-        int width = LabelWidth + BarArea + 80;
+        int width = labelWidth + BarArea + 80;
         var svg = new XElement(Svg + "svg",
             new XAttribute("width", width), new XAttribute("height", height),
             new XAttribute("viewBox", $"0 0 {width} {height}"), new XAttribute("font-family", "sans-serif"), new XAttribute("font-size", 11),
@@ -32,22 +33,22 @@ public static class RatioChart
         {
             RowResult row = rows[i];
             int y = Top + i * RowHeight;
-            svg.Add(new XElement(Svg + "text", new XAttribute("x", LabelWidth - 6), new XAttribute("y", y + 13), new XAttribute("text-anchor", "end"), row.Name));
+            svg.Add(new XElement(Svg + "text", new XAttribute("x", labelWidth - 6), new XAttribute("y", y + 13), new XAttribute("text-anchor", "end"), row.Name));
             if (!double.IsFinite(row.Ratio))
             {
-                svg.Add(new XElement(Svg + "text", new XAttribute("x", LabelWidth + 4), new XAttribute("y", y + 13), new XAttribute("fill", "gray"), row.Skipped ?? "n/a"));
+                svg.Add(new XElement(Svg + "text", new XAttribute("x", labelWidth + 4), new XAttribute("y", y + 13), new XAttribute("fill", "gray"), row.Skipped ?? "n/a"));
                 continue;
             }
             double target = row.IsAsync && row.Group != "Beyond" ? 0.5 : 1.0;
             double barWidth = Math.Max(1, Math.Min(row.Ratio, max) / max * BarArea);
             svg.Add(new XElement(Svg + "rect",
-                new XAttribute("x", LabelWidth), new XAttribute("y", y + 3), new XAttribute("width", F(barWidth)), new XAttribute("height", RowHeight - 5),
+                new XAttribute("x", labelWidth), new XAttribute("y", y + 3), new XAttribute("width", F(barWidth)), new XAttribute("height", RowHeight - 5),
                 new XAttribute("fill", row.Ratio <= target ? "#3a9d5d" : "#d0534a")));
-            svg.Add(new XElement(Svg + "text", new XAttribute("x", F(LabelWidth + barWidth + 4)), new XAttribute("y", y + 13), row.Ratio.ToString("0.00", CultureInfo.InvariantCulture)));
+            svg.Add(new XElement(Svg + "text", new XAttribute("x", F(labelWidth + barWidth + 4)), new XAttribute("y", y + 13), row.Ratio.ToString("0.00", CultureInfo.InvariantCulture)));
         }
         foreach (double mark in new[] { 0.5, 1.0 })
         {
-            double x = LabelWidth + mark / max * BarArea;
+            double x = labelWidth + mark / max * BarArea;
             svg.Add(new XElement(Svg + "line", new XAttribute("x1", F(x)), new XAttribute("x2", F(x)), new XAttribute("y1", Top - 4), new XAttribute("y2", height - 30),
                 new XAttribute("stroke", "black"), new XAttribute("stroke-dasharray", "4 3")));
             svg.Add(new XElement(Svg + "text", new XAttribute("x", F(x)), new XAttribute("y", height - 16), new XAttribute("text-anchor", "middle"), mark.ToString("0.00", CultureInfo.InvariantCulture)));

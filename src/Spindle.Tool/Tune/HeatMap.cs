@@ -19,7 +19,7 @@ public static class HeatMap
     /// <summary>The heat maps of a sweep as one SVG document.</summary>
     public static XDocument Build(IReadOnlyList<TuneMeasurement> results, TuneGrid grid, string title)
     {
-        int panelWidth = Left + grid.Blocks.Count * Cell + 30;
+        int panelWidth = Math.Max(Left + grid.Blocks.Count * Cell + 30, 440);   // wide enough for the panel title
         int height = Top + grid.Buffers.Count * CellHeight + 50;
         var svg = new XElement(Svg + "svg",
             new XAttribute("width", panelWidth * 2), new XAttribute("height", height), new XAttribute("font-family", "sans-serif"), new XAttribute("font-size", 10),

@@ -21,11 +21,10 @@ public sealed class TuneCommand : ICommand
         usage: spindle tune [--dir PATH] [--size N] [--quick] [--top N] [--out PATH]
 
         Seed 003's experiment on this machine: writes and reads a file over buffer sizes × block
-        sizes × options (None, SequentialScan, WriteThrough, direct I/O where this build's stream
-        supports it), prints the fastest rows against the baseline (the smallest buffer and block
-        with None), the recommended settings for reading and for writing, how they compare with
+        sizes × options (None, SequentialScan, WriteThrough, DirectIO), prints the fastest rows
+        against the baseline (the smallest buffer and block with None), the recommended settings for reading and for writing, how they compare with
         the seed's rule of thumb (buffer 25-50 %, block 60-80 % of the L1 data cache), and writes
-        tune-heatmap.svg (buffer × block).
+        tune-heatmap.svg (buffer × block). A full sweep takes a few minutes.
 
           --dir PATH   where the test file goes (default: the current directory)
           --size N     file size: 30MB (default), 8MB with --quick; accepts k, m, g suffixes
@@ -96,14 +95,6 @@ public sealed class TuneCommand : ICommand
         console.Out.WriteLine(l1d > 0
             ? $"L1 data cache: {Units.Bytes(l1d)}; seed 003's rule of thumb: buffer 25-50 % ({Units.Bytes(l1d / 4)}-{Units.Bytes(l1d / 2)}), block 60-80 % ({Units.Bytes(l1d * 6 / 10)}-{Units.Bytes(l1d * 8 / 10)})"
             : "L1 data cache: unknown (/sys/devices/system/cpu/cpu0/cache does not say), rule of thumb not checked");
-        if (!TuneOption.All.Any(o => o.Direct))
-        {
-            console.Out.WriteLine("direct I/O: not swept (this build's stream has no direct I/O yet)");
-        }
-        foreach (string skipped in sweep.Skipped.Take(3))
-        {
-            console.Out.WriteLine($"skipped: {skipped}");
-        }
         string heatMap = Path.Combine(output, "tune-heatmap.svg");
         SvgFile.Save(HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}"), heatMap);
         console.Out.WriteLine($"wrote {heatMap}");

@@ -13,14 +13,15 @@ namespace Spindle.Tool.Tune;
 public sealed record TuneMeasurement(Benchmarks.Workloads.Direction Direction, int Buffer, int Block, long Calls, TuneOption Option, TimeSpan Time, bool Extrapolated);
 
 /// <summary>Writes and reads the sweep's file through a stream, the way the seed's program did.</summary>
-internal sealed class TunePass(string path, long fileSize, TimeSpan cap)
+internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisposable
 {
-    private byte[] _block = [];
+    // Page-aligned like a real I/O buffer; the direct stream takes unaligned blocks too, through its aligned window.
+    private Benchmarks.Workloads.AlignedBuffer? _block;
 
     /// <summary>Writes the whole file once with the combination; returns the time and whether it was capped.</summary>
     public (TimeSpan Time, bool Capped) Write(int buffer, int block, TuneOption option)
     {
-        byte[] data = Block(block);
+        Memory<byte> data = Block(block);
         long start = Stopwatch.GetTimestamp();
         long written = 0;
         using (Stream stream = Open(FileMode.Create, FileAccess.Write, buffer, option))
@@ -28,7 +29,7 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap)
             while (written < fileSize)
             {
                 int count = (int)Math.Min(data.Length, fileSize - written);
-                stream.Write(data, 0, count);
+                stream.Write(data.Span[..count]);
                 written += count;
                 if (Stopwatch.GetElapsedTime(start) > cap && written < fileSize)
                 {
@@ -42,13 +43,13 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap)
     /// <summary>Reads the whole file once with the combination.</summary>
     public (TimeSpan Time, bool Capped) Read(int buffer, int block, TuneOption option)
     {
-        byte[] data = Block(block);
+        Memory<byte> data = Block(block);
         long start = Stopwatch.GetTimestamp();
         long read = 0;
         using (Stream stream = Open(FileMode.Open, FileAccess.Read, buffer, option))
         {
             int n;
-            while ((n = stream.Read(data, 0, data.Length)) > 0)
+            while ((n = stream.Read(data.Span)) > 0)
             {
                 read += n;
                 if (Stopwatch.GetElapsedTime(start) > cap && read < fileSize)
@@ -61,36 +62,31 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap)
     }
 
     /// <summary>Which stream the sweep measures, for the report.</summary>
-    public static string StreamName =>
-#if SPINDLE_STREAM
-        "SpindleFileStream";
-#else
-        "System.IO.FileStream (SpindleFileStream is not in this build)";
-#endif
+    public static string StreamName => "SpindleFileStream";
 
     private (TimeSpan, bool) Scale(TimeSpan elapsed, long done) =>
         done >= fileSize || done == 0 ? (elapsed, false) : (elapsed * ((double)fileSize / done), true);
 
-    private byte[] Block(int size)
+    private Memory<byte> Block(int size)
     {
-        if (_block.Length != size)
+        if (_block is null || _block.Memory.Length != size)
         {
-            _block = new byte[size];
-            Random.Shared.NextBytes(_block);
+            ((IDisposable?)_block)?.Dispose();
+            _block = new Benchmarks.Workloads.AlignedBuffer(size);
+            Random.Shared.NextBytes(_block.Memory.Span);
         }
-        return _block;
+        return _block.Memory;
     }
+
+    /// <summary>Frees the aligned block.</summary>
+    public void Dispose() => ((IDisposable?)_block)?.Dispose();
 
     private Stream Open(FileMode mode, FileAccess access, int buffer, TuneOption option)
     {
-#if SPINDLE_STREAM
-        var options = new SpindleFileOptions { Mode = mode, Access = access, Share = FileShare.None, BufferSize = buffer, Options = option.Options };
-#if SPINDLE_DIRECT
-        options.DirectIO = option.Direct;
-#endif
+        var options = new SpindleFileOptions
+        {
+            Mode = mode, Access = access, Share = FileShare.None, BufferSize = buffer, Options = option.Options, DirectIO = option.Direct,
+        };
         return new SpindleFileStream(path, options);
-#else
-        return new FileStream(path, mode, access, FileShare.None, buffer, option.Options);
-#endif
     }
 }

@@ -38,6 +38,8 @@ public class BenchCommandTests
             Assert.True(systemIO > 0 && spindle > 0);
             Assert.Equal(spindle / systemIO, row.GetProperty("ratio").GetDouble(), 0.02);
         }
+        JsonElement read1M = rows.Single(r => r.GetProperty("name").GetString() == "RandomAccess.Read(1 MiB, 4 KiB)");
+        Assert.Equal(256, read1M.GetProperty("callsPerInvocation").GetInt64());
         JsonElement randomRead = rows.Single(r => r.GetProperty("name").GetString()!.StartsWith("RandomRead4K", StringComparison.Ordinal));
         Assert.Equal(4, randomRead.GetProperty("results").EnumerateObject().Count());
         Assert.Equal("n/a (--no-fio)", randomRead.GetProperty("fioNote").GetString());
@@ -50,7 +52,7 @@ public class BenchCommandTests
             Assert.Contains($"| {row} |", markdown);
             Assert.Contains(row, svgTexts);
         }
-        Assert.Equal(expectedRows.Length, svg.Descendants().Count(e => e.Name.LocalName == "rect" && e.Attribute("x")?.Value == "400"));
+        Assert.Equal(expectedRows.Length, svg.Descendants().Count(e => e.Name.LocalName == "rect" && e.Attribute("fill")?.Value is "#3a9d5d" or "#d0534a"));
         // The benchmark files are gone; only the reports stay.
         Assert.Equal(["bench-report.json", "bench-report.md", "bench-report.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName).Order());
     }
@@ -66,6 +68,20 @@ public class BenchCommandTests
 
         Assert.Equal(130, result.ExitCode);
         Assert.Contains("cancelled", result.LastErrorLine());
+        Assert.Empty(Directory.GetFiles(dir.Path));
+    }
+
+    [Fact]
+    public void Bench_cancelled_while_measuring_exits_130_and_removes_its_files()
+    {
+        using var dir = new TempDirectory();
+        // Sixteen rows take seconds; the cancellation comes while the first ones are measured.
+        using var cancellation = new CancellationTokenSource(TimeSpan.FromMilliseconds(400));
+
+        ToolRunner.Result result = ToolRunner.Run(cancellation.Token, "bench", "--quick", "--filter", "RandomAccess.*", "--dir", dir.Path, "--out", dir.Path);
+
+        Assert.Equal(130, result.ExitCode);
+        Assert.Contains("row 1 of 16", result.Error);
         Assert.Empty(Directory.GetFiles(dir.Path));
     }
 

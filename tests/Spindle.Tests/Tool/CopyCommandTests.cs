@@ -1,4 +1,3 @@
-#if SPINDLE_COPY
 using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Tool;
@@ -66,10 +65,18 @@ public class CopyCommandTests
     }
 
     [Fact]
+    public void Copy_of_a_directory_is_refused_with_one_line()
+    {
+        using var dir = new TempDirectory();
+        ToolRunner.Result result = ToolRunner.Run("copy", dir.Path, dir.File("dst"));
+        Assert.Equal(1, result.ExitCode);
+        Assert.Equal($"spindle copy: source is a directory: {dir.Path}", result.Error.Trim());
+    }
+
+    [Fact]
     public void Copy_help_and_missing_arguments()
     {
         Assert.Equal(0, ToolRunner.Run("copy", "--help").ExitCode);
         Assert.Equal(2, ToolRunner.Run("copy", "only-one").ExitCode);
     }
 }
-#endif

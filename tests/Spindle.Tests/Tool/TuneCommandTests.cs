@@ -15,8 +15,8 @@ public class TuneCommandTests
         ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "256k", "--top", "3", "--dir", dir.Path, "--out", dir.Path);
 
         Assert.True(result.ExitCode == 0, result.Error);
-        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
-        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough)", result.Out);
+        Assert.Matches(@"recommended for writing: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough|DirectIO)", result.Out);
+        Assert.Matches(@"recommended for reading: buffer [\d.]+ KiB, block [\d.]+ KiB, (None|SequentialScan|WriteThrough|DirectIO)", result.Out);
         Assert.Contains("Base line", result.Out);
         Assert.Contains(CacheInfo.L1DataBytes() > 0 ? "rule of thumb" : "L1 data cache: unknown", result.Out);
 
@@ -24,6 +24,42 @@ public class TuneCommandTests
         // Two panels (write, read) of 4 × 4 cells, each with a tooltip naming its combination.
         Assert.Equal(32, heatMap.Descendants().Count(e => e.Name.LocalName == "title"));
         Assert.Equal(["tune-heatmap.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName));
+    }
+
+    [Fact]
+    public void Tune_measures_every_direct_IO_combination_even_with_sizes_that_are_not_multiples_of_4_KiB()
+    {
+        // O_DIRECT needs a disk file system: next to the test binaries.
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        int[] sizes = [1000, 1024, 2048, 4096, 6000];
+        var grid = new TuneGrid(sizes, sizes, FileSize: 100_001, Repetitions: 1, TimeCap: TimeSpan.FromSeconds(5));
+        var sweep = new TuneSweep(grid, dir.File("tune"));
+
+        List<TuneMeasurement> results = sweep.Run(ruleOfThumb: null, new Spindle.Tool.Cli.ProgressLine(TextWriter.Null), CancellationToken.None);
+
+        Assert.Contains(TuneOption.All, o => o.Direct);
+        Assert.Equal(2 * sizes.Length * sizes.Length * TuneOption.All.Count, results.Count);
+        foreach (Spindle.Benchmarks.Workloads.Direction direction in new[] { Spindle.Benchmarks.Workloads.Direction.Write, Spindle.Benchmarks.Workloads.Direction.Read })
+        {
+            Assert.Equal(sizes.Length * sizes.Length, results.Count(r => r.Option.Direct && r.Direction == direction));
+        }
+    }
+
+    [Fact]
+    public void Tune_without_space_for_its_file_fails_with_a_no_space_line()
+    {
+        using var dir = new TempDirectory("/work");
+        using var tmpfs = SmallTmpfs.TryMount(dir.Path, "1m");
+        if (tmpfs is null)
+        {
+            Console.WriteLine("skipped: mount -t tmpfs refused, no ENOSPC file system");
+            return;
+        }
+        ToolRunner.Result result = ToolRunner.Run("tune", "--quick", "--size", "4m", "--dir", dir.Path, "--out", dir.Path);
+
+        Assert.Equal(1, result.ExitCode);
+        Assert.StartsWith("spindle tune: no space:", result.LastErrorLine());
+        Assert.Empty(Directory.GetFiles(dir.Path));
     }
 
     [Fact]

@@ -1,4 +1,3 @@
-#if SPINDLE_COPY
 namespace Spindle.Benchmarks.Workloads.Beyond;
 
 /// <summary>A whole-file copy: <see cref="File.Copy(string, string, bool)"/> against <c>SpindleFile.Copy</c> (copy_file_range).</summary>
@@ -18,12 +17,16 @@ public sealed class FileCopy : Workload
     public override IReadOnlyList<Contender> Contenders => Workloads.Contenders.Synchronous;
 
     /// <inheritdoc />
+    public override ReferenceCommand? Reference => new("cp", ["--", _source, _spindleTarget + ".cp"], _fileSize);
+
+    /// <inheritdoc />
     public override void Setup(BenchFiles files)
     {
         _source = files.Source(_fileSize);
         files.EnsureFreeSpace(2 * _fileSize + (64 << 20));
         _systemIOTarget = files.Target(Name + "-systemio");
         _spindleTarget = files.Target(Name + "-spindle");
+        files.Adopt(_spindleTarget + ".cp");
     }
 
     /// <inheritdoc />
@@ -40,4 +43,3 @@ public sealed class FileCopy : Workload
         return ValueTask.CompletedTask;
     }
 }
-#endif

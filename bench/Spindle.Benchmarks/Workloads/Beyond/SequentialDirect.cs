@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 
 namespace Spindle.Benchmarks.Workloads.Beyond;
@@ -12,7 +13,7 @@ public sealed class SequentialDirect : Workload
     private readonly long _size;
     private readonly int _blockSize;
     private readonly int _inFlight;
-    private readonly Task[] _workers;
+    private readonly ValueTask[] _workers;   // the workers of the running invocation
     private AlignedBuffer[] _buffers = [];
     private SafeFileHandle? _handle;
     private string _path = "";
@@ -25,7 +26,7 @@ public sealed class SequentialDirect : Workload
         _size = size;
         _blockSize = blockSize;
         _inFlight = inFlight;
-        _workers = new Task[inFlight];
+        _workers = new ValueTask[inFlight];
     }
 
     /// <inheritdoc />
@@ -36,6 +37,9 @@ public sealed class SequentialDirect : Workload
 
     /// <inheritdoc />
     public override int OperationsPerInvocation => (int)(_size / _blockSize);
+
+    /// <inheritdoc />
+    public override long CallsPerInvocation => OperationsPerInvocation;
 
     /// <inheritdoc />
     public override FioJob? Fio => new(_direction == Direction.Read ? "read" : "write", _blockSize, "io_uring", _inFlight, Direct: true, _path, _size);
@@ -65,16 +69,22 @@ public sealed class SequentialDirect : Workload
     }
 
     /// <inheritdoc />
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     public override async ValueTask RunAsync(Contender contender)
     {
         for (int i = 0; i < _inFlight; i++)
         {
             _workers[i] = _direction == Direction.Read ? Reader(contender, i) : Writer(contender, i);
         }
-        await Task.WhenAll(_workers).ConfigureAwait(false);
+        // Awaited one by one: all are already running, and this allocates no Task.WhenAll.
+        for (int i = 0; i < _workers.Length; i++)
+        {
+            await _workers[i].ConfigureAwait(false);
+        }
     }
 
-    private async Task Reader(Contender contender, int worker)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask Reader(Contender contender, int worker)
     {
         Memory<byte> buffer = _buffers[worker].Memory;
         for (long offset = (long)worker * _blockSize; offset < _size; offset += (long)_inFlight * _blockSize)
@@ -85,7 +95,8 @@ public sealed class SequentialDirect : Workload
         }
     }
 
-    private async Task Writer(Contender contender, int worker)
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask Writer(Contender contender, int worker)
     {
         ReadOnlyMemory<byte> buffer = _buffers[worker].Memory;
         for (long offset = (long)worker * _blockSize; offset < _size; offset += (long)_inFlight * _blockSize)

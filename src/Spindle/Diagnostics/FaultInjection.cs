@@ -34,7 +34,7 @@ internal enum SyscallKind : byte
     /// <summary><c>io_uring_setup</c>: an engine that consults the seam treats any fault as "refused".</summary>
     RingSetup,
 
-    /// <summary>One submission of a ring; an engine that consults the seam fails it with the fault's errno.</summary>
+    /// <summary><c>io_uring_enter</c> for the whole ring (<see cref="SyscallFaults.ArmRingEnter"/>): fails with EINTR, EBUSY or EAGAIN.</summary>
     RingSubmit,
 }
 

@@ -84,7 +84,9 @@ internal static class StrategyFactory
         // 0 and 1 both disable buffering, as in System.IO.
         if (bufferSize > 1)
         {
-            strategy = new BufferedFileStreamStrategy(strategy, bufferSize);
+            // Spindle's own layers (O_DIRECT, O_APPEND) buffer themselves and set bufferSize to 0, so a
+            // buffer is only ever stacked on the OS layer.
+            strategy = new BufferedFileStreamStrategy((OSFileStreamStrategy)strategy, bufferSize);
         }
         return stream.GetType() == typeof(SpindleFileStream) ? strategy : new DerivedFileStreamStrategy(stream, strategy);
     }

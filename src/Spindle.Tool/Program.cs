@@ -1,9 +1,7 @@
 using System.Reflection;
 using Spindle.Tool.Bench;
 using Spindle.Tool.Cli;
-#if SPINDLE_COPY
 using Spindle.Tool.Copy;
-#endif
 using Spindle.Tool.Tune;
 
 namespace Spindle.Tool;
@@ -18,9 +16,7 @@ public static class Program
     [
         new BenchCommand(),
         new TuneCommand(),
-#if SPINDLE_COPY
         new CopyCommand(),
-#endif
     ];
 
     /// <summary>Runs a command and returns the process exit code. Ctrl-C stops the command cleanly.</summary>

@@ -30,11 +30,9 @@ public class SequentialDirect1M : AsyncWorkloadSuite
     protected override Workload CreateRow() => new SequentialDirect(Direction, MatrixScale.Full.SequentialBytes, Units.MiB, 8);
 }
 
-#if SPINDLE_COPY
 /// <summary>A 1 GiB file copied by <see cref="File.Copy(string, string, bool)"/> and by <c>SpindleFile.Copy</c>.</summary>
 public class FileCopy1G : WorkloadSuite
 {
     /// <inheritdoc />
     protected override Workload CreateRow() => new FileCopy(Units.GiB);
 }
-#endif

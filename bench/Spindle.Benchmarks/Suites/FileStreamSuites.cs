@@ -1,4 +1,3 @@
-#if SPINDLE_STREAM
 using BenchmarkDotNet.Attributes;
 using Spindle.Benchmarks.Workloads;
 using Spindle.Benchmarks.Workloads.FileStreams;
@@ -152,4 +151,3 @@ public class Seed001 : AsyncWorkloadSuite
     protected override Workload CreateRow() => new FileStreamTransfer(Direction, async: true, 1_000_000, 8_000, FileOptions.Asynchronous,
         name: $"Seed001.{Direction}Async(1 MB, 8 kB, useAsync)");
 }
-#endif

@@ -1,8 +1,6 @@
 using Spindle.Benchmarks.Workloads.Beyond;
 using Spindle.Benchmarks.Workloads.RandomAccess;
-#if SPINDLE_STREAM
 using Spindle.Benchmarks.Workloads.FileStreams;
-#endif
 
 namespace Spindle.Benchmarks.Workloads;
 
@@ -16,7 +14,6 @@ public static class Matrix
     public static IEnumerable<Workload> Build(MatrixScale scale)
     {
         long large = scale.LargeFile;
-#if SPINDLE_STREAM
         FileOptions[] options = [FileOptions.None, FileOptions.Asynchronous];
         foreach (FileOptions option in options)
         {
@@ -58,7 +55,6 @@ public static class Matrix
         }
         yield return new FileStreamTransfer(Direction.Read, async: true, 1_000_000, 8_000, FileOptions.Asynchronous, name: "Seed001.ReadAsync(1 MB, 8 kB, useAsync)");
         yield return new FileStreamTransfer(Direction.Write, async: true, 1_000_000, 8_000, FileOptions.Asynchronous, name: "Seed001.WriteAsync(1 MB, 8 kB, useAsync)");
-#endif
         (long File, int Block)[] randomAccess = [(Units.MiB, 4 * Units.KiB), (large, 16 * Units.KiB)];
         foreach ((long file, int block) in randomAccess)
         {
@@ -83,12 +79,9 @@ public static class Matrix
         }
         yield return new SequentialDirect(Direction.Read, scale.SequentialBytes, Units.MiB, 8);
         yield return new SequentialDirect(Direction.Write, scale.SequentialBytes, Units.MiB, 8);
-#if SPINDLE_COPY
         yield return new FileCopy(scale.HugeFile);
-#endif
     }
 
-#if SPINDLE_STREAM
     private static IEnumerable<Workload> Transfers(long file, int userBuffer, FileOptions option, int bufferSize)
     {
         yield return new FileStreamTransfer(Direction.Read, async: false, file, userBuffer, option, bufferSize);
@@ -96,5 +89,4 @@ public static class Matrix
         yield return new FileStreamTransfer(Direction.Read, async: true, file, userBuffer, option, bufferSize);
         yield return new FileStreamTransfer(Direction.Write, async: true, file, userBuffer, option, bufferSize);
     }
-#endif
 }

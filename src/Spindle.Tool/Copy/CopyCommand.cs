@@ -1,4 +1,3 @@
-#if SPINDLE_COPY
 using System.Diagnostics;
 using System.Globalization;
 using Spindle.Benchmarks.Workloads;
@@ -95,4 +94,3 @@ public sealed class CopyCommand : ICommand
         }
     }
 }
-#endif

@@ -21,9 +21,8 @@ public sealed class TuneCommand : ICommand
         usage: spindle tune [--dir PATH] [--size N] [--quick] [--top N] [--out PATH]
 
         Seed 003's experiment on this machine: writes and reads a file over buffer sizes × block
-        sizes × options (None, SequentialScan, WriteThrough, direct I/O where this build's stream
-        supports it), prints the fastest rows against the baseline (the smallest buffer and block
-        with None), the recommended settings for reading and for writing, how they compare with
+        sizes × options (None, SequentialScan, WriteThrough, DirectIO), prints the fastest rows
+        against the baseline (the smallest buffer and block with None), the recommended settings for reading and for writing, how they compare with
         the seed's rule of thumb (buffer 25-50 %, block 60-80 % of the L1 data cache), and writes
         tune-heatmap.svg (buffer × block). A full sweep takes a few minutes.
 
@@ -52,11 +51,6 @@ public sealed class TuneCommand : ICommand
         }
         bool quick = line.Has("--quick");
         long size = line.Size("--size", quick ? 8 * Units.MiB : DefaultSize);
-        if (TuneOption.All.Any(o => o.Direct))
-        {
-            // Direct I/O moves whole 4 KiB blocks: the seed's 30 MB becomes 30,003,200 bytes.
-            size = (size + 4095) / 4096 * 4096;
-        }
         int top = line.Int("--top", 10);
         string directory = Directories.Writable(line.Value("--dir", "."), "--dir");
         string output = Directories.Writable(line.Value("--out", "."), "--out");
@@ -101,14 +95,6 @@ public sealed class TuneCommand : ICommand
         console.Out.WriteLine(l1d > 0
             ? $"L1 data cache: {Units.Bytes(l1d)}; seed 003's rule of thumb: buffer 25-50 % ({Units.Bytes(l1d / 4)}-{Units.Bytes(l1d / 2)}), block 60-80 % ({Units.Bytes(l1d * 6 / 10)}-{Units.Bytes(l1d * 8 / 10)})"
             : "L1 data cache: unknown (/sys/devices/system/cpu/cpu0/cache does not say), rule of thumb not checked");
-        if (!TuneOption.All.Any(o => o.Direct))
-        {
-            console.Out.WriteLine("direct I/O: not swept (this build's stream has no direct I/O yet)");
-        }
-        if (sweep.Skipped.Count > 0)
-        {
-            console.Out.WriteLine($"skipped {sweep.Skipped.Count} direct I/O combinations the file system refused, e.g. {sweep.Skipped[0]}");
-        }
         string heatMap = Path.Combine(output, "tune-heatmap.svg");
         SvgFile.Save(HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}"), heatMap);
         console.Out.WriteLine($"wrote {heatMap}");

@@ -8,15 +8,13 @@ namespace Spindle.Tool.Tune;
 /// <param name="Direct">Unbuffered I/O (O_DIRECT), the Linux form of the seed's FILE_FLAG_NO_BUFFERING.</param>
 public sealed record TuneOption(string Name, FileOptions Options, bool Direct)
 {
-    /// <summary>The options of the sweep; direct I/O only when Spindle's stream supports it in this build.</summary>
+    /// <summary>The options of the sweep.</summary>
     public static IReadOnlyList<TuneOption> All { get; } =
     [
         new("None", FileOptions.None, false),
         new("SequentialScan", FileOptions.SequentialScan, false),
         new("WriteThrough", FileOptions.WriteThrough, false),
-#if SPINDLE_STREAM && SPINDLE_DIRECT
         new("DirectIO", FileOptions.None, true),
-#endif
     ];
 }
 

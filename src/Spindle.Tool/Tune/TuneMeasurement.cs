@@ -15,7 +15,7 @@ public sealed record TuneMeasurement(Benchmarks.Workloads.Direction Direction, i
 /// <summary>Writes and reads the sweep's file through a stream, the way the seed's program did.</summary>
 internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisposable
 {
-    // Page-aligned, so that direct I/O accepts the user's blocks when they bypass the stream's buffer.
+    // Page-aligned like a real I/O buffer; the direct stream takes unaligned blocks too, through its aligned window.
     private Benchmarks.Workloads.AlignedBuffer? _block;
 
     /// <summary>Writes the whole file once with the combination; returns the time and whether it was capped.</summary>
@@ -62,12 +62,7 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisp
     }
 
     /// <summary>Which stream the sweep measures, for the report.</summary>
-    public static string StreamName =>
-#if SPINDLE_STREAM
-        "SpindleFileStream";
-#else
-        "System.IO.FileStream (SpindleFileStream is not in this build)";
-#endif
+    public static string StreamName => "SpindleFileStream";
 
     private (TimeSpan, bool) Scale(TimeSpan elapsed, long done) =>
         done >= fileSize || done == 0 ? (elapsed, false) : (elapsed * ((double)fileSize / done), true);
@@ -88,14 +83,10 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisp
 
     private Stream Open(FileMode mode, FileAccess access, int buffer, TuneOption option)
     {
-#if SPINDLE_STREAM
-        var options = new SpindleFileOptions { Mode = mode, Access = access, Share = FileShare.None, BufferSize = buffer, Options = option.Options };
-#if SPINDLE_DIRECT
-        options.DirectIO = option.Direct;
-#endif
+        var options = new SpindleFileOptions
+        {
+            Mode = mode, Access = access, Share = FileShare.None, BufferSize = buffer, Options = option.Options, DirectIO = option.Direct,
+        };
         return new SpindleFileStream(path, options);
-#else
-        return new FileStream(path, mode, access, FileShare.None, buffer, option.Options);
-#endif
     }
 }

@@ -6,9 +6,6 @@ namespace Spindle.Tool.Tune;
 /// <summary>Seed 003's experiment: every buffer × block × option, written and then read, timed.</summary>
 public sealed class TuneSweep(TuneGrid grid, string path)
 {
-    /// <summary>Combinations that could not run (direct I/O with a block the file system cannot take), with why.</summary>
-    public List<string> Skipped { get; } = new();
-
     /// <summary>Runs the sweep, plus the rule-of-thumb combination; progress goes to <paramref name="progress"/>.</summary>
     public List<TuneMeasurement> Run((int Buffer, int Block)? ruleOfThumb, ProgressLine progress, CancellationToken cancellation)
     {
@@ -40,34 +37,23 @@ public sealed class TuneSweep(TuneGrid grid, string path)
             {
                 cancellation.ThrowIfCancellationRequested();
                 progress.Report(done++, total, $"{direction,-5} buffer {Units.Bytes(buffer),8}  block {Units.Bytes(block),8}  {option.Name}");
-                TuneMeasurement? measured = Measure(pass, direction, buffer, block, option);
-                if (measured is not null)
-                {
-                    results.Add(measured);
-                }
+                results.Add(Measure(pass, direction, buffer, block, option));
             }
         }
         progress.Clear();
         return results;
     }
 
-    private TuneMeasurement? Measure(TunePass pass, Direction direction, int buffer, int block, TuneOption option)
+    // Every combination runs, direct I/O included: the direct stream takes any buffer size and any block.
+    private TuneMeasurement Measure(TunePass pass, Direction direction, int buffer, int block, TuneOption option)
     {
         var times = new List<TimeSpan>();
         bool capped = false;
-        try
+        for (int i = 0; i < grid.Repetitions && !capped; i++)
         {
-            for (int i = 0; i < grid.Repetitions && !capped; i++)
-            {
-                (TimeSpan time, bool wasCapped) = direction == Direction.Write ? pass.Write(buffer, block, option) : pass.Read(buffer, block, option);
-                times.Add(time);
-                capped = wasCapped;
-            }
-        }
-        catch (Exception e) when (option.Direct && e is ArgumentException or IOException)
-        {
-            Skipped.Add($"{direction} buffer {Units.Bytes(buffer)} block {Units.Bytes(block)} {option.Name}: {e.Message}");
-            return null;
+            (TimeSpan time, bool wasCapped) = direction == Direction.Write ? pass.Write(buffer, block, option) : pass.Read(buffer, block, option);
+            times.Add(time);
+            capped = wasCapped;
         }
         times.Sort();
         long calls = (grid.FileSize + block - 1) / block;

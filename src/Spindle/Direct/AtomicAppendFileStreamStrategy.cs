@@ -19,14 +19,15 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
 {
     private readonly FileStreamStrategy _os;  // owns the handle; its position serves reads and Seek
     private readonly SafeFileHandle _handle;  // the O_APPEND descriptor
-    private readonly byte[]? _buffer;         // pending bytes, or null for an unbuffered stream
+    private readonly int _bufferSize;         // 0 for an unbuffered stream
+    private byte[]? _buffer;                  // pending bytes; allocated on first use, as System.IO does, so a huge size cannot fail the open
     private int _count;                       // bytes of _buffer waiting to be written
 
     internal AtomicAppendFileStreamStrategy(FileStreamStrategy os, SafeFileHandle handle, int bufferSize)
     {
         _os = os;
         _handle = handle;
-        _buffer = bufferSize > 1 ? new byte[bufferSize] : null;
+        _bufferSize = bufferSize > 1 ? bufferSize : 0;
     }
 
     public override bool CanRead => _os.CanRead;
@@ -137,11 +138,11 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
     public override void Write(ReadOnlySpan<byte> source)
     {
         EnsureWritable();
-        if (_buffer is null || source.Length > _buffer.Length - _count)
+        if (source.Length > _bufferSize - _count)
         {
             FlushBuffer();
         }
-        if (_buffer is null || source.Length >= _buffer.Length)
+        if (source.Length >= _bufferSize)
         {
             if (source.Length > 0)
             {
@@ -149,6 +150,7 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
             }
             return;
         }
+        _buffer ??= GC.AllocateUninitializedArray<byte>(_bufferSize);
         source.CopyTo(_buffer.AsSpan(_count));
         _count += source.Length;
     }

@@ -18,9 +18,17 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
 {
     internal const int MinimumWindow = 64 << 10;
 
+    /// <summary>
+    /// The largest window: the window is allocated when the stream opens (System.IO allocates its buffer on
+    /// first use), so a huge buffer size must not fail after the file was opened (and perhaps truncated),
+    /// and beyond a few MiB per <c>pwrite</c> a bigger window gains nothing on a device.
+    /// </summary>
+    internal const int MaximumWindow = AlignedMemoryPool.LargestPooledSize;
+
     private readonly FileStreamStrategy _os;       // owns the handle and the position
     private readonly SafeFileHandle _handle;       // the O_DIRECT descriptor
     private readonly DirectIOAlignment _alignment; // what the file requires
+    private readonly int _blockAlignment;          // where a flush may start in the window: both offset- and address-aligned
     private readonly FileIoEngine _engine;         // runs the asynchronous block reads and writes
     private readonly AlignedMemoryPool? _ownPool;  // a pool for memory alignment above the shared pool's, else null
     private IMemoryOwner<byte>? _owner;            // the window's memory; null once disposed
@@ -41,14 +49,24 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         _engine = EngineSelector.Get(os.Engine);
         _unbuffered = bufferSize <= 1;
         int memoryAlignment = Math.Max(alignment.MemoryAlignment, alignment.OffsetAlignment);
+        _blockAlignment = memoryAlignment;
         AlignedMemoryPool pool = memoryAlignment <= AlignedMemoryPool.Shared.Alignment
             ? AlignedMemoryPool.Shared
             : _ownPool = new AlignedMemoryPool(memoryAlignment);
+        _owner = pool.Rent(WindowSize(bufferSize, alignment));
+        _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
+    }
+
+    /// <summary>
+    /// The window for a requested buffer size: any size (0, 1, 1000, 100000, int.MaxValue) becomes a multiple of
+    /// the file's offset alignment, so that every transfer the window makes is whole blocks.
+    /// </summary>
+    internal static int WindowSize(int bufferSize, DirectIOAlignment alignment)
+    {
         // Every transfer goes to the device (no page cache behind it), so a small window would make each
         // 4 KiB a device round trip: at least MinimumWindow, whatever buffer size (even 0) was asked for.
-        int wanted = (int)alignment.AlignUp(Math.Max(Math.Max(bufferSize, alignment.OffsetAlignment), MinimumWindow));
-        _owner = pool.Rent(wanted);
-        _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
+        long wanted = Math.Clamp((long)bufferSize, MinimumWindow, MaximumWindow);
+        return (int)alignment.AlignUp(Math.Max(wanted, alignment.OffsetAlignment));
     }
 
     public override bool CanRead => _os.CanRead;
@@ -415,8 +433,11 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         return count;
     }
 
-    /// <summary>The changed bytes widened to whole blocks: what the kernel will accept.</summary>
-    private (int From, int To) DirtyBlocks() => ((int)_alignment.AlignDown(_dirtyStart), (int)_alignment.AlignUp(_dirtyEnd));
+    /// <summary>
+    /// The changed bytes widened to whole blocks: what the kernel will accept. The start is also rounded to the
+    /// memory alignment (should a file need more of it than of offset alignment), since it is an address in the window.
+    /// </summary>
+    private (int From, int To) DirtyBlocks() => (_dirtyStart & ~(_blockAlignment - 1), (int)_alignment.AlignUp(_dirtyEnd));
 
     /// <summary>After a flush: a padded last block made the file too long, so cut it back to its real end.</summary>
     private void FixLength(long lengthBefore, int writtenTo)

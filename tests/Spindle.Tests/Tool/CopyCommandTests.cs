@@ -1,4 +1,3 @@
-#if SPINDLE_COPY
 using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Tool;
@@ -81,4 +80,3 @@ public class CopyCommandTests
         Assert.Equal(2, ToolRunner.Run("copy", "only-one").ExitCode);
     }
 }
-#endif

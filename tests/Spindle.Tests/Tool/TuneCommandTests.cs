@@ -27,6 +27,25 @@ public class TuneCommandTests
     }
 
     [Fact]
+    public void Tune_measures_every_direct_IO_combination_even_with_sizes_that_are_not_multiples_of_4_KiB()
+    {
+        // O_DIRECT needs a disk file system: next to the test binaries.
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        int[] sizes = [1000, 1024, 2048, 4096, 6000];
+        var grid = new TuneGrid(sizes, sizes, FileSize: 100_001, Repetitions: 1, TimeCap: TimeSpan.FromSeconds(5));
+        var sweep = new TuneSweep(grid, dir.File("tune"));
+
+        List<TuneMeasurement> results = sweep.Run(ruleOfThumb: null, new Spindle.Tool.Cli.ProgressLine(TextWriter.Null), CancellationToken.None);
+
+        Assert.Contains(TuneOption.All, o => o.Direct);
+        Assert.Equal(2 * sizes.Length * sizes.Length * TuneOption.All.Count, results.Count);
+        foreach (Spindle.Benchmarks.Workloads.Direction direction in new[] { Spindle.Benchmarks.Workloads.Direction.Write, Spindle.Benchmarks.Workloads.Direction.Read })
+        {
+            Assert.Equal(sizes.Length * sizes.Length, results.Count(r => r.Option.Direct && r.Direction == direction));
+        }
+    }
+
+    [Fact]
     public void Tune_without_space_for_its_file_fails_with_a_no_space_line()
     {
         using var dir = new TempDirectory("/work");

@@ -1,4 +1,3 @@
-#if SPINDLE_COPY
 namespace Spindle.Benchmarks.Workloads.Beyond;
 
 /// <summary>A whole-file copy: <see cref="File.Copy(string, string, bool)"/> against <c>SpindleFile.Copy</c> (copy_file_range).</summary>
@@ -44,4 +43,3 @@ public sealed class FileCopy : Workload
         return ValueTask.CompletedTask;
     }
 }
-#endif

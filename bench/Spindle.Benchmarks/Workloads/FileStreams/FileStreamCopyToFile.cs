@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-#if SPINDLE_STREAM
 namespace Spindle.Benchmarks.Workloads.FileStreams;
 
 /// <summary>
@@ -65,4 +64,3 @@ public sealed class FileStreamCopyToFile : Workload
         await source.CopyToAsync(destination).ConfigureAwait(false);
     }
 }
-#endif

@@ -1,4 +1,3 @@
-#if SPINDLE_STREAM
 namespace Spindle.Benchmarks.Workloads.FileStreams;
 
 /// <summary>
@@ -41,4 +40,3 @@ public sealed class FileStreamGetLength : Workload
         _spindle?.Dispose();
     }
 }
-#endif

@@ -1,4 +1,3 @@
-#if SPINDLE_STREAM
 namespace Spindle.Benchmarks.Workloads.FileStreams;
 
 /// <summary>
@@ -53,4 +52,3 @@ public sealed class FileStreamSeek : Workload
         return ValueTask.CompletedTask;
     }
 }
-#endif

@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-#if SPINDLE_STREAM
 namespace Spindle.Benchmarks.Workloads.FileStreams;
 
 /// <summary>
@@ -115,4 +114,3 @@ public sealed class FileStreamTransfer : Workload
         return $"FileStream.{direction}{(async ? "Async" : "")}{suffix}({Units.Bytes(fileSize)}, {Units.Bytes(userBufferSize)}, {options})";
     }
 }
-#endif

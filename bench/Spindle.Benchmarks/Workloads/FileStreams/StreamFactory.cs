@@ -1,4 +1,3 @@
-#if SPINDLE_STREAM
 namespace Spindle.Benchmarks.Workloads.FileStreams;
 
 /// <summary>
@@ -30,4 +29,3 @@ internal sealed class StreamFactory
         ? new FileStream(path, _systemIO)
         : new SpindleFileStream(path, _spindle[contender]);
 }
-#endif

@@ -20,23 +20,24 @@ internal static class SpindleMetrics
     private static readonly Counter<long> s_inlineWrites = s_meter.CreateCounter<long>("spindle.fastpath.inline_writes", "{operation}", "Small async writes to cached local files done on the caller's thread.");
     private static readonly Counter<long> s_fallbacks = s_meter.CreateCounter<long>("spindle.engine.fallbacks", "{event}", "Times an engine was unavailable and another was used.");
 
-    // Plain totals, readable without a MeterListener.
-    private static long s_operationCount;
-    private static long s_byteCount;
-    private static long s_submissionCount;
-    private static long s_fastPathHitCount;
-    private static long s_fallbackCount;
-    private static long s_inlineWriteCount;
+    // Plain totals, readable without a MeterListener; striped so that concurrent I/O on several
+    // cores does not contend on one cache line.
+    private static readonly StripedCounter s_operationCount = new();
+    private static readonly StripedCounter s_byteCount = new();
+    private static readonly StripedCounter s_submissionCount = new();
+    private static readonly StripedCounter s_fastPathHitCount = new();
+    private static readonly StripedCounter s_fallbackCount = new();
+    private static readonly StripedCounter s_inlineWriteCount = new();
 
     // Tag values are cached objects so that recording never boxes or allocates.
     private static readonly object[] s_engineNames = ["auto", "sync", "threadpool", "iouring"];
 
     internal static void Operation(IoEngine engine, long bytes)
     {
-        Interlocked.Increment(ref s_operationCount);
+        s_operationCount.Add(1);
         if (bytes > 0)
         {
-            Interlocked.Add(ref s_byteCount, bytes);
+            s_byteCount.Add(bytes);
         }
         if (s_operations.Enabled)
         {
@@ -51,36 +52,36 @@ internal static class SpindleMetrics
 
     internal static void Submission()
     {
-        Interlocked.Increment(ref s_submissionCount);
+        s_submissionCount.Add(1);
         s_submissions.Add(1);
     }
 
     internal static void FastPathHit()
     {
-        Interlocked.Increment(ref s_fastPathHitCount);
+        s_fastPathHitCount.Add(1);
         s_fastPathHits.Add(1);
     }
 
     internal static void InlineWrite()
     {
-        Interlocked.Increment(ref s_inlineWriteCount);
+        s_inlineWriteCount.Add(1);
         s_inlineWrites.Add(1);
     }
 
     internal static void Fallback()
     {
-        Interlocked.Increment(ref s_fallbackCount);
+        s_fallbackCount.Add(1);
         s_fallbacks.Add(1);
     }
 
     /// <summary>The totals since the process started.</summary>
     internal static MetricsSnapshot Snapshot() => new(
-        Interlocked.Read(ref s_operationCount),
-        Interlocked.Read(ref s_byteCount),
-        Interlocked.Read(ref s_submissionCount),
-        Interlocked.Read(ref s_fastPathHitCount),
-        Interlocked.Read(ref s_fallbackCount),
-        Interlocked.Read(ref s_inlineWriteCount));
+        s_operationCount.Read(),
+        s_byteCount.Read(),
+        s_submissionCount.Read(),
+        s_fastPathHitCount.Read(),
+        s_fallbackCount.Read(),
+        s_inlineWriteCount.Read());
 }
 
 /// <summary>Totals of <see cref="SpindleMetrics"/> at one moment.</summary>

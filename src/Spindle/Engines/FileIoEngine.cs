@@ -30,7 +30,9 @@ internal abstract class FileIoEngine
 
     /// <summary>
     /// A write of every byte. With <paramref name="useFastPath"/> an engine may copy a small buffer
-    /// into the page cache on the caller's thread (<see cref="WriteFastPath"/>); the result is the same either way.
+    /// into the page cache on the caller's thread (<see cref="WriteFastPath"/>), or run a larger copy into the
+    /// page cache the cheapest way it has; without it, the write goes to the kernel the engine's own way.
+    /// The result is the same either way.
     /// </summary>
     public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 

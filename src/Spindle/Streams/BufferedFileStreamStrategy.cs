@@ -11,12 +11,14 @@ namespace Spindle.Streams;
 /// </summary>
 internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 {
-    // The layer below, which owns the handle and the position of the next unbuffered operation.
-    private readonly FileStreamStrategy _strategy;
+    // The layer below, which owns the handle and the position of the next unbuffered operation. Typed as
+    // the OS layer (the only one a buffer is stacked on) so that its sealed members (IsClosed, CanRead,
+    // CanWrite) are direct calls the JIT inlines on every buffered call.
+    private readonly OSFileStreamStrategy _strategy;
     // The capacity of the buffer.
     private readonly int _bufferSize;
     // The buffer; empty until first needed (see AllocateBuffer).
-    private Memory<byte> _buffer;
+    private byte[]? _buffer;
     // Bytes of the buffer that wait to be written; when positive, there is no read data.
     private int _writePos;
     // Next byte of read data to hand out; read data is _buffer[_readPos.._readLen].
@@ -28,7 +30,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     // The last Task<int> a synchronously completed ReadAsync(byte[]) returned, reused for the same count.
     private Task<int>? _lastSyncCompletedReadTask;
 
-    internal BufferedFileStreamStrategy(FileStreamStrategy strategy, int bufferSize)
+    internal BufferedFileStreamStrategy(OSFileStreamStrategy strategy, int bufferSize)
     {
         _strategy = strategy;
         _bufferSize = bufferSize;
@@ -100,16 +102,17 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     /// The one place the buffer is allocated, so that a mode with alignment rules (O_DIRECT) can supply
     /// its own memory here.
     /// </summary>
-    private Memory<byte> AllocateBuffer() => GC.AllocateUninitializedArray<byte>(_bufferSize);
+    private byte[] AllocateBuffer() => GC.AllocateUninitializedArray<byte>(_bufferSize);
 
     private void EnsureBufferAllocated()
     {
-        if (_buffer.IsEmpty)
+        if (_buffer is null)
         {
             _buffer = AllocateBuffer();
         }
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void EnsureNotClosed()
     {
         if (_strategy.IsClosed)
@@ -138,11 +141,24 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
     public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // into Read(byte[], int, int): one call less per buffered read
     public override int Read(Span<byte> destination)
     {
         EnsureNotClosed();
-        bool isBlocked = false;
+        // Served from read data alone: the common case of small reads, kept small enough to inline.
         int available = _readLen - _readPos;
+        if (available >= destination.Length && available > 0)
+        {
+            _buffer.AsSpan(_readPos, destination.Length).CopyTo(destination);
+            _readPos += destination.Length;
+            return destination.Length;
+        }
+        return ReadSlow(destination, available);
+    }
+
+    private int ReadSlow(Span<byte> destination, int available)
+    {
+        bool isBlocked = false;
         if (available == 0)
         {
             EnsureCanRead();
@@ -159,7 +175,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 return _strategy.Read(destination);
             }
             EnsureBufferAllocated();
-            available = _strategy.Read(_buffer.Span.Slice(0, _bufferSize));
+            available = _strategy.Read(_buffer.AsSpan(0, _bufferSize));
             if (available == 0)
             {
                 return 0;
@@ -170,7 +186,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
 
         int copied = Math.Min(available, destination.Length);
-        _buffer.Span.Slice(_readPos, copied).CopyTo(destination);
+        _buffer.AsSpan(_readPos, copied).CopyTo(destination);
         _readPos += copied;
 
         // The buffer ran out before the request was satisfied: read the rest directly, unless the
@@ -184,7 +200,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         return copied;
     }
 
-    public override int ReadByte() => _readPos != _readLen ? _buffer.Span[_readPos++] : ReadByteSlow();
+    public override int ReadByte() => _readPos != _readLen ? _buffer![_readPos++] : ReadByteSlow();
 
     private int ReadByteSlow()
     {
@@ -195,16 +211,30 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             FlushWrite();
         }
         EnsureBufferAllocated();
-        _readLen = _strategy.Read(_buffer.Span.Slice(0, _bufferSize));
+        _readLen = _strategy.Read(_buffer.AsSpan(0, _bufferSize));
         _readPos = 0;
-        return _readLen == 0 ? -1 : _buffer.Span[_readPos++];
+        return _readLen == 0 ? -1 : _buffer![_readPos++];
     }
 
     // ---- Synchronous writes ----
 
     public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // into Write(byte[], int, int): one call less per buffered write
     public override void Write(ReadOnlySpan<byte> source)
+    {
+        // Fits behind unwritten data: the common case of small writes, kept small enough to inline.
+        if (_writePos > 0 && _bufferSize - _writePos >= source.Length)
+        {
+            EnsureNotClosed();
+            source.CopyTo(_buffer.AsSpan(_writePos));
+            _writePos += source.Length;
+            return;
+        }
+        WriteSlow(source);
+    }
+
+    private void WriteSlow(ReadOnlySpan<byte> source)
     {
         if (_writePos == 0)
         {
@@ -222,11 +252,11 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             int spaceLeft = _bufferSize - _writePos;
             if (spaceLeft >= source.Length)
             {
-                source.CopyTo(_buffer.Span.Slice(_writePos));
+                source.CopyTo(_buffer.AsSpan(_writePos));
                 _writePos += source.Length;
                 return;
             }
-            source.Slice(0, spaceLeft).CopyTo(_buffer.Span.Slice(_writePos));
+            source.Slice(0, spaceLeft).CopyTo(_buffer.AsSpan(_writePos));
             _writePos += spaceLeft;
             source = source.Slice(spaceLeft);
             FlushWrite();
@@ -242,7 +272,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             return;
         }
         EnsureBufferAllocated();
-        source.CopyTo(_buffer.Span);
+        source.CopyTo(_buffer);
         _writePos = source.Length;
     }
 
@@ -250,7 +280,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     {
         if (_writePos > 0 && _writePos < _bufferSize - 1)
         {
-            _buffer.Span[_writePos++] = value;
+            _buffer![_writePos++] = value;
         }
         else
         {
@@ -272,7 +302,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         {
             FlushWrite();
         }
-        _buffer.Span[_writePos++] = value;
+        _buffer![_writePos++] = value;
     }
 
     // ---- Position, length ----
@@ -334,7 +364,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
     private void FlushWrite()
     {
-        _strategy.Write(_buffer.Span.Slice(0, _writePos));
+        _strategy.Write(_buffer.AsSpan(0, _writePos));
         _writePos = 0;
     }
 
@@ -409,7 +439,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             if (_readLen - _readPos >= buffer.Length)
             {
                 // Served from the buffer: no I/O, completes synchronously.
-                _buffer.Span.Slice(_readPos, buffer.Length).CopyTo(buffer.Span);
+                _buffer.AsSpan(_readPos, buffer.Length).CopyTo(buffer.Span);
                 _readPos += buffer.Length;
                 semaphore.Release();
                 return new ValueTask<int>(buffer.Length);
@@ -464,13 +494,13 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             if (_writePos > 0)
             {
                 // The asynchronous flush of seed 002: the pending bytes go out from the one buffer.
-                await _strategy.WriteAsync(_buffer.Slice(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
             else if (_readPos < _readLen)
             {
                 alreadyCopied = Math.Min(buffer.Length, _readLen - _readPos);
-                _buffer.Span.Slice(_readPos, alreadyCopied).CopyTo(buffer.Span);
+                _buffer.AsSpan(_readPos, alreadyCopied).CopyTo(buffer.Span);
                 _readPos += alreadyCopied;
                 if (alreadyCopied == buffer.Length)
                 {
@@ -488,9 +518,9 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
             // One system call refills the buffer; the caller gets what it asked for from it.
             EnsureBufferAllocated();
-            _readLen = await _strategy.ReadAsync(_buffer.Slice(0, _bufferSize), cancellationToken).ConfigureAwait(false);
+            _readLen = await _strategy.ReadAsync(_buffer.AsMemory(0, _bufferSize), cancellationToken).ConfigureAwait(false);
             int copied = Math.Min(_readLen, buffer.Length);
-            _buffer.Span.Slice(0, copied).CopyTo(buffer.Span);
+            _buffer.AsSpan(0, copied).CopyTo(buffer.Span);
             _readPos = copied;
             return alreadyCopied + copied;
         }
@@ -510,7 +540,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             if (_readPos < _readLen)
             {
                 int copied = Math.Min(_readLen - _readPos, destination.Length);
-                _buffer.Span.Slice(_readPos, copied).CopyTo(destination.Span);
+                _buffer.AsSpan(_readPos, copied).CopyTo(destination.Span);
                 _readPos += copied;
                 return copied;
             }
@@ -554,7 +584,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 if (_bufferSize - _writePos > buffer.Length || (_writePos > 0 && _bufferSize - _writePos == buffer.Length))
                 {
                     EnsureBufferAllocated();
-                    buffer.Span.CopyTo(_buffer.Span.Slice(_writePos));
+                    buffer.Span.CopyTo(_buffer.AsSpan(_writePos));
                     _writePos += buffer.Length;
                     return default;
                 }
@@ -583,7 +613,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         {
             if (_writePos > 0)
             {
-                await _strategy.WriteAsync(_buffer.Slice(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
             await _strategy.WriteAsync(source, cancellationToken).ConfigureAwait(false);
@@ -609,16 +639,16 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 int spaceLeft = _bufferSize - _writePos;
                 if (spaceLeft >= source.Length)
                 {
-                    source.Span.CopyTo(_buffer.Span.Slice(_writePos));
+                    source.Span.CopyTo(_buffer.AsSpan(_writePos));
                     _writePos += source.Length;
                     return;
                 }
                 // Top the buffer up and write it out asynchronously; the rest waits for it (seed 002:
                 // no second buffer).
-                source.Span.Slice(0, spaceLeft).CopyTo(_buffer.Span.Slice(_writePos));
+                source.Span.Slice(0, spaceLeft).CopyTo(_buffer.AsSpan(_writePos));
                 _writePos += spaceLeft;
                 source = source.Slice(spaceLeft);
-                await _strategy.WriteAsync(_buffer.Slice(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
 
@@ -632,7 +662,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 return;
             }
             EnsureBufferAllocated();
-            source.Span.CopyTo(_buffer.Span);
+            source.Span.CopyTo(_buffer);
             _writePos = source.Length;
         }
         finally
@@ -668,7 +698,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         {
             if (_writePos > 0)
             {
-                await _strategy.WriteAsync(_buffer.Slice(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
             else if (_readPos < _readLen && _strategy.CanSeek)
@@ -689,7 +719,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         // Buffered bytes first, then the rest of the file straight from the layer below.
         if (_readPos < _readLen)
         {
-            destination.Write(_buffer.Span.Slice(_readPos, _readLen - _readPos));
+            destination.Write(_buffer.AsSpan(_readPos, _readLen - _readPos));
             _readPos = 0;
             _readLen = 0;
         }
@@ -708,12 +738,12 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         {
             if (_writePos > 0)
             {
-                await _strategy.WriteAsync(_buffer.Slice(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
             else if (_readPos < _readLen)
             {
-                await destination.WriteAsync(_buffer.Slice(_readPos, _readLen - _readPos), cancellationToken).ConfigureAwait(false);
+                await destination.WriteAsync(_buffer.AsMemory(_readPos, _readLen - _readPos), cancellationToken).ConfigureAwait(false);
                 _readPos = 0;
                 _readLen = 0;
             }

@@ -28,7 +28,37 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
 
     public override bool CanSeek => !_fileHandle.IsClosed;
 
-    public override long Length => HandleIo.GetLength(_fileHandle);
+    // Asked of the kernel on every call, as FileStream does on Linux: FileShare's flock is advisory, so a
+    // writer that takes no lock may change the file even when the share mode forbids writers.
+    public override unsafe long Length
+    {
+        [SkipLocalsInit] // the kernel fills the stat buffer; zeroing it first is wasted
+        get
+        {
+            bool added = false;
+            try
+            {
+                _fileHandle.DangerousAddRef(ref added);
+                if (!Libc.FStatLayoutKnown)
+                {
+                    return HandleIo.GetLength(_fileHandle);
+                }
+                byte* status = stackalloc byte[Libc.StatSize];
+                if (Libc.FStat(HandleIo.Fd(_fileHandle), status) != 0)
+                {
+                    throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
+                }
+                return *(long*)(status + Libc.StatSizeOffset);
+            }
+            finally
+            {
+                if (added)
+                {
+                    _fileHandle.DangerousRelease();
+                }
+            }
+        }
+    }
 
     public override long Position
     {

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
 using Spindle.Streams;
 
 namespace Spindle;
@@ -37,7 +38,8 @@ public class SpindleFileStream : Stream
         StreamValidation.ValidateOptions(path, options);
         SafeFileHandle handle = SpindleFile.OpenHandle(path, options);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
-        _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine);
+        _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine,
+            SpindleOpenFlags.For(options));
         SuppressFinalizerIfUnneeded();
     }
 
@@ -132,7 +134,8 @@ public class SpindleFileStream : Stream
     {
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
         SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options);
-        _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto);
+        _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto,
+            SpindleOpenFlags.For(options));
         SuppressFinalizerIfUnneeded();
     }
 

@@ -9,8 +9,10 @@ namespace Spindle.Streams;
 /// <summary>Chooses and stacks the strategies of a stream: OS layer, buffer, derived-type routing.</summary>
 internal static class StrategyFactory
 {
+    // openFlags: the Spindle open flags the handle was requested with (SpindleOpenFlags); without O_DIRECT or
+    // O_APPEND the handle has neither, so the stream needs no probe of the descriptor's flags.
     internal static FileStreamStrategy ForOpenedFile(SpindleFileStream stream, SafeFileHandle handle, FileMode mode, FileAccess access,
-        int bufferSize, bool isAsync, IoEngine requested)
+        int bufferSize, bool isAsync, IoEngine requested, int openFlags)
     {
         try
         {
@@ -27,7 +29,7 @@ internal static class StrategyFactory
             {
                 os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine);
             }
-            return Stack(stream, os, bufferSize);
+            return Stack(stream, os, bufferSize, (openFlags & (OpenFlags.O_DIRECT | OpenFlags.O_APPEND)) != 0);
         }
         catch
         {
@@ -54,7 +56,8 @@ internal static class StrategyFactory
         {
             os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine);
         }
-        return Stack(stream, os, bufferSize);
+        // A handle from elsewhere may have been opened with any flags.
+        return Stack(stream, os, bufferSize, mayHaveOwnLayer: true);
     }
 
     /// <summary>
@@ -70,13 +73,20 @@ internal static class StrategyFactory
         return isAsync ? EngineSelector.Default : EngineSelector.Get(IoEngine.ThreadPool);
     }
 
-    private static FileStreamStrategy Stack(SpindleFileStream stream, FileStreamStrategy strategy, int bufferSize)
+    private static FileStreamStrategy Stack(SpindleFileStream stream, FileStreamStrategy strategy, int bufferSize, bool mayHaveOwnLayer)
     {
-        strategy = Direct.StreamLayers.Stack(strategy, ref bufferSize); // O_DIRECT or O_APPEND: Spindle's own buffering layer
+        if (mayHaveOwnLayer)
+        {
+            // O_DIRECT or O_APPEND: Spindle's own buffering layer. Asking costs an fcntl and an lseek, which
+            // System.IO does not make, so streams opened without either flag skip it.
+            strategy = Direct.StreamLayers.Stack(strategy, ref bufferSize);
+        }
         // 0 and 1 both disable buffering, as in System.IO.
         if (bufferSize > 1)
         {
-            strategy = new BufferedFileStreamStrategy(strategy, bufferSize);
+            // Spindle's own layers (O_DIRECT, O_APPEND) buffer themselves and set bufferSize to 0, so a
+            // buffer is only ever stacked on the OS layer.
+            strategy = new BufferedFileStreamStrategy((OSFileStreamStrategy)strategy, bufferSize);
         }
         return stream.GetType() == typeof(SpindleFileStream) ? strategy : new DerivedFileStreamStrategy(stream, strategy);
     }

@@ -97,6 +97,12 @@ public sealed class RandomReads : Workload
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask Worker(Contender contender, int worker, int start)
     {
+        // Every worker starts on a thread-pool thread, as concurrent requests in a server do. Otherwise
+        // all would start on the invoking thread, and a contender whose reads complete synchronously
+        // (cached pages) would run them one after another on one core while one that always hops to
+        // the pool spreads over all cores. Applied to every contender alike; the yield queues the
+        // worker itself and allocates nothing.
+        await Task.Yield();
         Memory<byte> buffer = _buffers[worker].Memory;
         SafeFileHandle handle = _handle!;
         for (int i = worker; i < _reads; i += _inFlight)

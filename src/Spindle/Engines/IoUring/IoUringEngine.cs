@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
+using Spindle.Engines.ThreadPool;
 
 namespace Spindle.Engines.IoUring;
 
@@ -8,7 +9,9 @@ namespace Spindle.Engines.IoUring;
 /// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="IoUringOperation"/> and
 /// queue it; one ring thread (<see cref="RingThread"/>) turns everything queued into SQEs, submits
 /// them in one <c>io_uring_enter</c> and delivers the completions. Cached reads complete on the
-/// caller's thread through the page-cache fast path first.
+/// caller's thread through the page-cache fast path first; writes that are only a copy into the
+/// page cache are done inline (small) or on a pool thread (large), because io_uring would punt
+/// them to an io-wq worker (see <see cref="WriteFastPath"/>).
 /// </summary>
 internal sealed class IoUringEngine : FileIoEngine
 {
@@ -84,6 +87,11 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
         }
+        if (useFastPath && WriteFastPath.IsPageCacheCopy(handle, fileOffset))
+        {
+            // A larger buffered write would reach an io-wq worker anyway; one pool thread is cheaper.
+            return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+        }
         if (buffer.IsEmpty)
         {
             // System.IO makes no system call for an empty write either.
@@ -145,6 +153,11 @@ internal sealed class IoUringEngine : FileIoEngine
         if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
         {
             return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+        }
+        if (useFastPath && WriteFastPath.IsPageCacheCopy(handle, fileOffset))
+        {
+            // As in WriteAsync: io_uring would hand this write to an io-wq worker.
+            return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
         IoUringOperation operation = Rent();
         try

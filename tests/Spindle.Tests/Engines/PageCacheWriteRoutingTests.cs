@@ -1,0 +1,179 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Engines;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Engines;
+
+/// <summary>
+/// Large buffered writes to a local file on the io_uring engine run on a pool thread (io_uring would
+/// punt them to an io-wq worker); writes that really wait for the device still go through the ring.
+/// Reads the process-wide io_uring_enter counter, so the tests run alone.
+/// </summary>
+[Collection(SerialCollection.Name)]
+public class PageCacheWriteRoutingTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [Fact]
+    public async Task Large_page_cache_writes_on_io_uring_skip_the_ring_and_match_System_IO()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] large = new byte[1 << 20];
+        byte[] gatherFirst = new byte[300_000];
+        byte[] gatherSecond = new byte[200_000];
+        new Random(21).NextBytes(large);
+        new Random(22).NextBytes(gatherFirst);
+        new Random(23).NextBytes(gatherSecond);
+        ReadOnlyMemory<byte>[] gather = [gatherFirst, gatherSecond];
+        long gatherOffset = large.Length + 12345;
+
+        using (SafeFileHandle expected = File.OpenHandle(dir.File("system-io"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        {
+            await System.IO.RandomAccess.WriteAsync(expected, large, 0);
+            await System.IO.RandomAccess.WriteAsync(expected, gather, gatherOffset);
+        }
+
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("spindle"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        {
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            await SpindleRandomAccess.WriteAsync(handle, large, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            await SpindleRandomAccess.WriteAsync(handle, gather, gatherOffset, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            MetricsSnapshot after = SpindleMetrics.Snapshot();
+
+            Assert.Equal(before.Submissions, after.Submissions);
+            Assert.Equal(before.InlineWrites, after.InlineWrites);
+            Assert.True(after.Operations - before.Operations >= 2, "the writes were not counted as operations");
+        }
+
+        Assert.Equal(File.ReadAllBytes(dir.File("system-io")), File.ReadAllBytes(dir.File("spindle")));
+    }
+
+    [Fact]
+    public async Task Without_the_fast_path_large_page_cache_writes_still_go_through_the_ring()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] large = new byte[1 << 20];
+        new Random(24).NextBytes(large);
+        FileIoEngine ring = EngineSelector.Get(IoEngine.IoUring);
+
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite))
+        {
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            await ring.WriteAsync(handle, large, 0, useFastPath: false, default).AsTask().WaitAsync(Timeout);
+            await ring.WriteGatherAsync(handle, new ReadOnlyMemory<byte>[] { large.AsMemory(0, 100_000), large.AsMemory(100_000) }, large.Length, useFastPath: false, default).AsTask().WaitAsync(Timeout);
+            Assert.True(SpindleMetrics.Snapshot().Submissions > before.Submissions, "the ring never ran");
+        }
+
+        Assert.Equal([.. large, .. large], File.ReadAllBytes(dir.File("f")));
+    }
+
+    [Fact]
+    public async Task Large_writes_to_a_write_through_file_on_io_uring_go_through_the_ring()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] large = new byte[256 * 1024];
+        new Random(25).NextBytes(large);
+
+        // WriteThrough is O_SYNC: the write waits for the device, which is what the ring is for.
+        using (SafeFileHandle handle = File.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough))
+        {
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            await SpindleRandomAccess.WriteAsync(handle, large, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            Assert.True(SpindleMetrics.Snapshot().Submissions > before.Submissions, "an O_SYNC write skipped the ring");
+        }
+
+        Assert.Equal(large, File.ReadAllBytes(dir.File("f")));
+    }
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task Small_gather_writes_to_a_local_file_are_done_inline_and_match_System_IO(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        byte[] first = new byte[3000];
+        byte[] second = new byte[5000];
+        new Random(26).NextBytes(first);
+        new Random(27).NextBytes(second);
+        ReadOnlyMemory<byte>[] gather = [first, ReadOnlyMemory<byte>.Empty, second];
+
+        using (SafeFileHandle expected = File.OpenHandle(dir.File("system-io"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        {
+            await System.IO.RandomAccess.WriteAsync(expected, gather, 777);
+        }
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("spindle"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
+        {
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            ValueTask write = SpindleRandomAccess.WriteAsync(handle, gather, 777, engine);
+            Assert.True(write.IsCompletedSuccessfully, "a small gather write to a local file completes on the caller's thread");
+            await write;
+            MetricsSnapshot after = SpindleMetrics.Snapshot();
+            Assert.Equal(before.InlineWrites + 1, after.InlineWrites);
+            Assert.Equal(before.Submissions, after.Submissions);
+        }
+
+        Assert.Equal(File.ReadAllBytes(dir.File("system-io")), File.ReadAllBytes(dir.File("spindle")));
+    }
+
+    [Fact]
+    public async Task An_async_stream_on_io_uring_writes_page_cache_data_without_the_ring_and_matches_FileStream()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] chunk = new byte[1000];
+        byte[] large = new byte[200_000];
+        new Random(28).NextBytes(chunk);
+        new Random(29).NextBytes(large);
+
+        // Buffered small writes (the buffer goes out in 4 KiB writes), one large write past the buffer,
+        // and a direct 4 KiB write: the same calls on both streams.
+        static async Task WriteAll(Stream stream, byte[] chunk, byte[] large)
+        {
+            for (int i = 0; i < 50; i++)
+            {
+                await stream.WriteAsync(chunk);
+            }
+            await stream.WriteAsync(large);
+            await stream.WriteAsync(large.AsMemory(0, 4096));
+            await stream.FlushAsync();
+        }
+
+        await using (var expected = new FileStream(dir.File("system-io"), FileMode.Create, FileAccess.Write, FileShare.None, 4096, FileOptions.Asynchronous))
+        {
+            await WriteAll(expected, chunk, large).WaitAsync(Timeout);
+        }
+
+        var options = new SpindleFileOptions
+        {
+            Mode = FileMode.Create,
+            Access = FileAccess.Write,
+            Options = FileOptions.Asynchronous,
+            Engine = IoEngine.IoUring,
+        };
+        await using (var stream = new SpindleFileStream(dir.File("spindle"), options))
+        {
+            Assert.Equal(IoEngine.IoUring, stream.Engine);
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            await WriteAll(stream, chunk, large).WaitAsync(Timeout);
+            MetricsSnapshot after = SpindleMetrics.Snapshot();
+            Assert.True(after.InlineWrites - before.InlineWrites >= 10, $"{after.InlineWrites - before.InlineWrites} inline writes: the stream's small writes took the ring");
+            Assert.Equal(before.Submissions, after.Submissions);
+        }
+
+        Assert.Equal(File.ReadAllBytes(dir.File("system-io")), File.ReadAllBytes(dir.File("spindle")));
+    }
+}

@@ -730,7 +730,17 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         _strategy.CopyTo(destination, bufferSize);
     }
 
-    public override async Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
+    public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
+    {
+        // Like FileStream: a closed or unreadable stream throws at once, before the write buffer is touched.
+        EnsureNotClosed();
+        EnsureCanRead();
+        return cancellationToken.IsCancellationRequested
+            ? Task.FromCanceled(cancellationToken)
+            : CopyToAsyncCore(destination, bufferSize, cancellationToken);
+    }
+
+    private async Task CopyToAsyncCore(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         // Buffered bytes first, then the rest of the file straight from the layer below.
         await EnsureAsyncActiveSemaphoreInitialized().WaitAsync(cancellationToken).ConfigureAwait(false);

@@ -138,6 +138,11 @@ internal static class FileOpener
             {
                 throw IoErrors.ForErrno(Errno.EACCES, path);
             }
+            if ((status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG)
+            {
+                // Known seekable now: spares the lseek probe System.IO's own open spares too.
+                SafeFileHandleInternals.MarkSeekable(handle);
+            }
         }
 
         bool isLocked = FileLocking.TryLock(handle, fd, path, access, share);

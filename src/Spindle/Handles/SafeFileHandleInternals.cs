@@ -1,3 +1,4 @@
+using System.Reflection;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
@@ -27,6 +28,11 @@ internal static class SafeFileHandleInternals
 
     [UnsafeAccessor(UnsafeAccessorKind.Method, Name = "get_CanSeek")]
     private static extern bool CanSeekMethod(SafeFileHandle handle);
+
+    // The handle's cached seekability (a private enum UnsafeAccessor cannot type), and the boxed value
+    // meaning "seekable"; null when this runtime lacks either.
+    private static readonly FieldInfo? s_canSeekField = typeof(SafeFileHandle).GetField("_canSeek", BindingFlags.Instance | BindingFlags.NonPublic);
+    private static readonly object? s_seekable = SeekableValue(s_canSeekField);
 
     // Whether this runtime has the members above; probed once.
     private static readonly bool s_available = Probe();
@@ -64,6 +70,29 @@ internal static class SafeFileHandleInternals
         SetIsAsyncMethod(handle, isAsync);
         DeleteOnCloseField(handle) = deleteOnClose;
         IsLockedField(handle) = isLocked;
+    }
+
+    /// <summary>
+    /// Records that the handle is seekable, as System.IO does once its open-time fstat finds a regular
+    /// file, so that the first <see cref="CanSeek"/> makes no lseek. Only for a descriptor known to be a
+    /// regular file.
+    /// </summary>
+    internal static void MarkSeekable(SafeFileHandle handle)
+    {
+        if (s_seekable is not null)
+        {
+            s_canSeekField!.SetValue(handle, s_seekable);
+        }
+    }
+
+    private static object? SeekableValue(FieldInfo? field)
+    {
+        // Only an enum whose member "True" is the cached "yes" is understood; anything else is left alone.
+        if (field is null || !field.FieldType.IsEnum || !Enum.IsDefined(field.FieldType, "True"))
+        {
+            return null;
+        }
+        return Enum.Parse(field.FieldType, "True");
     }
 
     /// <summary>

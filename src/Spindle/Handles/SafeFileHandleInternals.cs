@@ -39,6 +39,8 @@ internal static class SafeFileHandleInternals
 
     internal static bool Available => s_available;
 
+    private static readonly bool s_canSeekAvailable = ProbeCanSeek();
+
     private static bool Probe()
     {
         try
@@ -99,18 +101,26 @@ internal static class SafeFileHandleInternals
     /// Whether the handle supports positional I/O. Uses the handle's own cached answer when the
     /// runtime exposes it (one lseek for the handle's lifetime), else asks the kernel.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static bool CanSeek(SafeFileHandle handle)
+        => s_canSeekAvailable ? CanSeekMethod(handle) : AskKernelCanSeek(handle);
+
+    private static bool AskKernelCanSeek(SafeFileHandle handle)
+        => !handle.IsClosed && Libc.LSeek((int)handle.DangerousGetHandle(), 0, LinuxConstants.SEEK_CUR) >= 0;
+
+    // Probed once, on a closed handle (answers false without a system call), so that every call on the
+    // hot path is a plain call with no exception handler around it.
+    private static bool ProbeCanSeek()
     {
-        if (s_available)
+        try
         {
-            try
-            {
-                return CanSeekMethod(handle);
-            }
-            catch (MissingMethodException)
-            {
-            }
+            var probe = new SafeFileHandle(-1, ownsHandle: false);
+            probe.Dispose();
+            return !CanSeekMethod(probe);
         }
-        return !handle.IsClosed && Libc.LSeek((int)handle.DangerousGetHandle(), 0, LinuxConstants.SEEK_CUR) >= 0;
+        catch (Exception e) when (e is MissingMemberException or MemberAccessException)
+        {
+            return false;
+        }
     }
 }

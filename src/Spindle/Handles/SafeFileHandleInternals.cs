@@ -1,3 +1,4 @@
+using System.Reflection;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
@@ -28,10 +29,17 @@ internal static class SafeFileHandleInternals
     [UnsafeAccessor(UnsafeAccessorKind.Method, Name = "get_CanSeek")]
     private static extern bool CanSeekMethod(SafeFileHandle handle);
 
+    // The handle's cached seekability (a private enum UnsafeAccessor cannot type), and the boxed value
+    // meaning "seekable"; null when this runtime lacks either.
+    private static readonly FieldInfo? s_canSeekField = typeof(SafeFileHandle).GetField("_canSeek", BindingFlags.Instance | BindingFlags.NonPublic);
+    private static readonly object? s_seekable = SeekableValue(s_canSeekField);
+
     // Whether this runtime has the members above; probed once.
     private static readonly bool s_available = Probe();
 
     internal static bool Available => s_available;
+
+    private static readonly bool s_canSeekAvailable = ProbeCanSeek();
 
     private static bool Probe()
     {
@@ -67,21 +75,52 @@ internal static class SafeFileHandleInternals
     }
 
     /// <summary>
+    /// Records that the handle is seekable, as System.IO does once its open-time fstat finds a regular
+    /// file, so that the first <see cref="CanSeek"/> makes no lseek. Only for a descriptor known to be a
+    /// regular file.
+    /// </summary>
+    internal static void MarkSeekable(SafeFileHandle handle)
+    {
+        if (s_seekable is not null)
+        {
+            s_canSeekField!.SetValue(handle, s_seekable);
+        }
+    }
+
+    private static object? SeekableValue(FieldInfo? field)
+    {
+        // Only an enum whose member "True" is the cached "yes" is understood; anything else is left alone.
+        if (field is null || !field.FieldType.IsEnum || !Enum.IsDefined(field.FieldType, "True"))
+        {
+            return null;
+        }
+        return Enum.Parse(field.FieldType, "True");
+    }
+
+    /// <summary>
     /// Whether the handle supports positional I/O. Uses the handle's own cached answer when the
     /// runtime exposes it (one lseek for the handle's lifetime), else asks the kernel.
     /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static bool CanSeek(SafeFileHandle handle)
+        => s_canSeekAvailable ? CanSeekMethod(handle) : AskKernelCanSeek(handle);
+
+    private static bool AskKernelCanSeek(SafeFileHandle handle)
+        => !handle.IsClosed && Libc.LSeek((int)handle.DangerousGetHandle(), 0, LinuxConstants.SEEK_CUR) >= 0;
+
+    // Probed once, on a closed handle (answers false without a system call), so that every call on the
+    // hot path is a plain call with no exception handler around it.
+    private static bool ProbeCanSeek()
     {
-        if (s_available)
+        try
         {
-            try
-            {
-                return CanSeekMethod(handle);
-            }
-            catch (MissingMethodException)
-            {
-            }
+            var probe = new SafeFileHandle(-1, ownsHandle: false);
+            probe.Dispose();
+            return !CanSeekMethod(probe);
         }
-        return !handle.IsClosed && Libc.LSeek((int)handle.DangerousGetHandle(), 0, LinuxConstants.SEEK_CUR) >= 0;
+        catch (Exception e) when (e is MissingMemberException or MemberAccessException)
+        {
+            return false;
+        }
     }
 }

@@ -17,6 +17,8 @@ internal static unsafe class PositionalIo
 {
     // Scatter/gather lists up to this many buffers keep their iovecs on the stack.
     private const int StackIoVectors = 32;
+    // Scatter/gather lists up to this many buffers are pinned with `fixed`, one stack frame per buffer.
+    private const int FixedPinLimit = 8;
 
     internal static int Read(int fd, Span<byte> buffer, long offset, string? path)
     {
@@ -87,6 +89,11 @@ internal static unsafe class PositionalIo
         // Like System.IO, one preadv over at most IOV_MAX buffers: a scatter read may return fewer bytes
         // than requested, and reading on would make results differ.
         int count = Math.Min(buffers.Count, LinuxConstants.IOV_MAX);
+        if (count <= FixedPinLimit)
+        {
+            IoVector* fixedVectors = stackalloc IoVector[FixedPinLimit];
+            return ReadScatterPinned(fd, buffers, 0, count, fixedVectors, offset, path);
+        }
         MemoryHandle[] pins = ArrayPool<MemoryHandle>.Shared.Rent(count);
         IoVector* heapVectors = null;
         try
@@ -113,6 +120,11 @@ internal static unsafe class PositionalIo
     {
         long total = 0;
         int count = buffers.Count;
+        if (count <= FixedPinLimit)
+        {
+            IoVector* fixedVectors = stackalloc IoVector[FixedPinLimit];
+            return WriteGatherPinned(fd, buffers, 0, count, fixedVectors, offset, path);
+        }
         MemoryHandle[] pins = ArrayPool<MemoryHandle>.Shared.Rent(count);
         IoVector* heapVectors = null;
         try
@@ -133,6 +145,57 @@ internal static unsafe class PositionalIo
         {
             Unpin(pins, count);
             NativeMemory.Free(heapVectors);
+        }
+    }
+
+    // Pins buffers[index..count] one per stack frame, with `fixed` for array-backed memory (no GC handle,
+    // no pooled array), with MemoryManager.Pin otherwise, as Memory.Pin would; then one preadv.
+    private static long ReadScatterPinned(int fd, IReadOnlyList<Memory<byte>> buffers, int index, int count, IoVector* vectors,
+        long offset, string? path)
+    {
+        if (index == count)
+        {
+            return ReadVectors(fd, vectors, count, offset, path);
+        }
+        Memory<byte> buffer = buffers[index];
+        if (MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(buffer, out _))
+        {
+            using MemoryHandle pin = buffer.Pin();
+            vectors[index] = new IoVector { Base = (byte*)pin.Pointer, Count = (nuint)buffer.Length };
+            return ReadScatterPinned(fd, buffers, index + 1, count, vectors, offset, path);
+        }
+        fixed (byte* pointer = &MemoryMarshal.GetReference(buffer.Span))
+        {
+            vectors[index] = new IoVector { Base = pointer, Count = (nuint)buffer.Length };
+            return ReadScatterPinned(fd, buffers, index + 1, count, vectors, offset, path);
+        }
+    }
+
+    // As ReadScatterPinned, for a gather write; returns the total length (all of it is written).
+    private static long WriteGatherPinned(int fd, IReadOnlyList<ReadOnlyMemory<byte>> buffers, int index, int count, IoVector* vectors,
+        long offset, string? path)
+    {
+        if (index == count)
+        {
+            long total = 0;
+            for (int i = 0; i < count; i++)
+            {
+                total += (long)vectors[i].Count;
+            }
+            WriteVectors(fd, vectors, count, offset, path);
+            return total;
+        }
+        ReadOnlyMemory<byte> buffer = buffers[index];
+        if (MemoryMarshal.TryGetMemoryManager<byte, MemoryManager<byte>>(buffer, out _))
+        {
+            using MemoryHandle pin = buffer.Pin();
+            vectors[index] = new IoVector { Base = (byte*)pin.Pointer, Count = (nuint)buffer.Length };
+            return WriteGatherPinned(fd, buffers, index + 1, count, vectors, offset, path);
+        }
+        fixed (byte* pointer = &MemoryMarshal.GetReference(buffer.Span))
+        {
+            vectors[index] = new IoVector { Base = pointer, Count = (nuint)buffer.Length };
+            return WriteGatherPinned(fd, buffers, index + 1, count, vectors, offset, path);
         }
     }
 

@@ -30,9 +30,8 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
 
     // Asked of the kernel on every call, as FileStream does on Linux: FileShare's flock is advisory, so a
     // writer that takes no lock may change the file even when the share mode forbids writers.
-    public override unsafe long Length
+    public override long Length
     {
-        [SkipLocalsInit] // the kernel fills the stat buffer; zeroing it first is wasted
         get
         {
             bool added = false;
@@ -43,12 +42,11 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
                 {
                     return HandleIo.GetLength(_fileHandle);
                 }
-                byte* status = stackalloc byte[Libc.StatSize];
-                if (Libc.FStat(HandleIo.Fd(_fileHandle), status) != 0)
+                if (HandleIo.FStatSize(HandleIo.Fd(_fileHandle), out long size) != 0)
                 {
                     throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
                 }
-                return *(long*)(status + Libc.StatSizeOffset);
+                return size;
             }
             finally
             {

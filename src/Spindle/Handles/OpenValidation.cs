@@ -5,6 +5,13 @@ internal static class OpenValidation
 {
     internal static void ValidateArguments(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options, long preallocationSize)
     {
+        ValidateDefinedArguments(path, mode, access, share, options);
+        ValidateCombinations(mode, access, preallocationSize);
+    }
+
+    /// <summary>The path and the enum ranges: what <see cref="FileStream"/> checks before its buffer size.</summary>
+    internal static void ValidateDefinedArguments(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options)
+    {
         ArgumentException.ThrowIfNullOrEmpty(path);
 
         // Inheritable is outside the range check, as in System.IO.
@@ -31,6 +38,11 @@ internal static class OpenValidation
         {
             ThrowHelper.ThrowEnumOutOfRange(nameof(options));
         }
+    }
+
+    /// <summary>The preallocation size and the mode/access combinations System.IO refuses.</summary>
+    internal static void ValidateCombinations(FileMode mode, FileAccess access, long preallocationSize)
+    {
         if (preallocationSize < 0)
         {
             ThrowHelper.ThrowNeedNonNegative(nameof(preallocationSize));

@@ -7,35 +7,13 @@ internal static class StreamValidation
 {
     internal static void ValidatePathArguments(string path, FileMode mode, FileAccess access, FileShare share, int bufferSize, FileOptions options)
     {
-        ArgumentException.ThrowIfNullOrEmpty(path);
-        FileShare shareWithoutInheritable = share & ~FileShare.Inheritable;
-        string? badArgument = null;
-        if (mode < FileMode.CreateNew || mode > FileMode.Append)
-        {
-            badArgument = nameof(mode);
-        }
-        else if (access < FileAccess.Read || access > FileAccess.ReadWrite)
-        {
-            badArgument = nameof(access);
-        }
-        else if (shareWithoutInheritable < FileShare.None || shareWithoutInheritable > (FileShare.ReadWrite | FileShare.Delete))
-        {
-            badArgument = nameof(share);
-        }
-        if (badArgument is not null)
-        {
-            throw new ArgumentOutOfRangeException(badArgument, "Enum value was out of legal range.");
-        }
-        if (options != FileOptions.None && (options & ~SpindleFileOptions.ValidFileOptions) != 0)
-        {
-            throw new ArgumentOutOfRangeException(nameof(options), "Enum value was out of legal range.");
-        }
+        OpenValidation.ValidateDefinedArguments(path, mode, access, share, options);
         // The buffer size is checked before the mode/access combinations, as in System.IO.
         if (bufferSize < 0)
         {
             StreamThrowHelper.ThrowNeedNonNegative(nameof(bufferSize));
         }
-        OpenValidation.ValidateArguments(path, mode, access, share, options, preallocationSize: 0);
+        OpenValidation.ValidateCombinations(mode, access, preallocationSize: 0);
     }
 
     internal static void ValidateOptions(string path, SpindleFileOptions options)

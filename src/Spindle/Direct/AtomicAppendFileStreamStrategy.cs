@@ -240,7 +240,7 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
     {
         if (_os.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         if (!_os.CanWrite)
         {

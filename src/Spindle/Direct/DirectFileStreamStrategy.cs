@@ -455,7 +455,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     {
         if (_os.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         if (!_os.CanRead)
         {
@@ -467,7 +467,7 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     {
         if (_os.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         if (!_os.CanWrite)
         {

@@ -117,7 +117,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     {
         if (_strategy.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
     }
 

@@ -123,7 +123,7 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     {
         if (_fileHandle.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         if ((_access & FileAccess.Read) == 0)
         {
@@ -135,7 +135,7 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     {
         if (_fileHandle.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         if ((_access & FileAccess.Write) == 0)
         {

@@ -210,11 +210,11 @@ public class SpindleFileStream : Stream
         {
             if (_strategy.IsClosed)
             {
-                StreamThrowHelper.ThrowFileClosed();
+                ThrowHelper.ThrowFileClosed();
             }
             if (!CanSeek)
             {
-                StreamThrowHelper.ThrowUnseekable();
+                ThrowHelper.ThrowUnseekable();
             }
             return _strategy.Length;
         }
@@ -230,11 +230,11 @@ public class SpindleFileStream : Stream
         {
             if (_strategy.IsClosed)
             {
-                StreamThrowHelper.ThrowFileClosed();
+                ThrowHelper.ThrowFileClosed();
             }
             if (!CanSeek)
             {
-                StreamThrowHelper.ThrowUnseekable();
+                ThrowHelper.ThrowUnseekable();
             }
             return _strategy.Position;
         }
@@ -242,15 +242,15 @@ public class SpindleFileStream : Stream
         {
             if (value < 0)
             {
-                StreamThrowHelper.ThrowNeedNonNegative(nameof(value));
+                ThrowHelper.ThrowNeedNonNegative(nameof(value));
             }
             if (_strategy.IsClosed)
             {
-                StreamThrowHelper.ThrowFileClosed();
+                ThrowHelper.ThrowFileClosed();
             }
             if (!CanSeek)
             {
-                StreamThrowHelper.ThrowUnseekable();
+                ThrowHelper.ThrowUnseekable();
             }
             _strategy.Position = value;
         }
@@ -272,9 +272,9 @@ public class SpindleFileStream : Stream
         {
             if (_strategy.IsClosed)
             {
-                StreamThrowHelper.ThrowFileClosed();
+                ThrowHelper.ThrowFileClosed();
             }
-            StreamThrowHelper.ThrowUnseekable();
+            ThrowHelper.ThrowUnseekable();
         }
         return _strategy.Seek(offset, origin);
     }
@@ -288,15 +288,15 @@ public class SpindleFileStream : Stream
     {
         if (value < 0)
         {
-            StreamThrowHelper.ThrowNeedNonNegative(nameof(value));
+            ThrowHelper.ThrowNeedNonNegative(nameof(value));
         }
         if (_strategy.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         if (!CanSeek)
         {
-            StreamThrowHelper.ThrowUnseekable();
+            ThrowHelper.ThrowUnseekable();
         }
         if (!CanWrite)
         {
@@ -418,7 +418,7 @@ public class SpindleFileStream : Stream
     {
         if (_strategy.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         _strategy.Flush(flushToDisk);
     }
@@ -432,7 +432,7 @@ public class SpindleFileStream : Stream
         }
         if (_strategy.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
         return _strategy.FlushAsync(cancellationToken);
     }
@@ -509,7 +509,7 @@ public class SpindleFileStream : Stream
         ValidateBufferArguments(buffer, offset, count);
         if (_strategy.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
     }
 
@@ -517,11 +517,11 @@ public class SpindleFileStream : Stream
     {
         if (position < 0 || length < 0)
         {
-            StreamThrowHelper.ThrowNeedNonNegative(position < 0 ? nameof(position) : nameof(length));
+            ThrowHelper.ThrowNeedNonNegative(position < 0 ? nameof(position) : nameof(length));
         }
         if (_strategy.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
     }
 
@@ -531,7 +531,7 @@ public class SpindleFileStream : Stream
         {
             if (_strategy.IsClosed)
             {
-                StreamThrowHelper.ThrowFileClosed();
+                ThrowHelper.ThrowFileClosed();
             }
             StreamThrowHelper.ThrowUnreadable();
         }
@@ -543,7 +543,7 @@ public class SpindleFileStream : Stream
         {
             if (_strategy.IsClosed)
             {
-                StreamThrowHelper.ThrowFileClosed();
+                ThrowHelper.ThrowFileClosed();
             }
             StreamThrowHelper.ThrowUnwritable();
         }

@@ -2,24 +2,14 @@ using System.Diagnostics.CodeAnalysis;
 
 namespace Spindle.Streams;
 
-/// <summary>The exceptions <see cref="FileStream"/> throws, with its messages, out of the hot methods.</summary>
+/// <summary>The stream-only exceptions <see cref="FileStream"/> throws, with its messages, out of the hot methods (the shared ones are in <see cref="ThrowHelper"/>).</summary>
 internal static class StreamThrowHelper
 {
-    [DoesNotReturn]
-    internal static void ThrowFileClosed() => throw new ObjectDisposedException(null, "Cannot access a closed file.");
-
     [DoesNotReturn]
     internal static void ThrowUnreadable() => throw new NotSupportedException("Stream does not support reading.");
 
     [DoesNotReturn]
     internal static void ThrowUnwritable() => throw new NotSupportedException("Stream does not support writing.");
-
-    [DoesNotReturn]
-    internal static void ThrowUnseekable() => throw new NotSupportedException("Stream does not support seeking.");
-
-    [DoesNotReturn]
-    internal static void ThrowNeedNonNegative(string paramName) =>
-        throw new ArgumentOutOfRangeException(paramName, "Non-negative number required.");
 
     [DoesNotReturn]
     internal static void ThrowInvalidSeekOrigin(string paramName) =>

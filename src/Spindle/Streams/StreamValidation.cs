@@ -11,7 +11,7 @@ internal static class StreamValidation
         // The buffer size is checked before the mode/access combinations, as in System.IO.
         if (bufferSize < 0)
         {
-            StreamThrowHelper.ThrowNeedNonNegative(nameof(bufferSize));
+            ThrowHelper.ThrowNeedNonNegative(nameof(bufferSize));
         }
         OpenValidation.ValidateCombinations(mode, access, preallocationSize: 0);
     }
@@ -59,11 +59,11 @@ internal static class StreamValidation
         }
         if (bufferSize < 0)
         {
-            StreamThrowHelper.ThrowNeedNonNegative(nameof(bufferSize));
+            ThrowHelper.ThrowNeedNonNegative(nameof(bufferSize));
         }
         if (handle.IsClosed)
         {
-            StreamThrowHelper.ThrowFileClosed();
+            ThrowHelper.ThrowFileClosed();
         }
     }
 

@@ -30,7 +30,38 @@ internal static class StreamCopy
     /// <summary>Copies; call only when <see cref="CanCopy"/> said yes.</summary>
     internal static void Copy(FileStreamStrategy source, Stream destination, CancellationToken cancellationToken)
     {
+        // What the source read ahead goes first, as FileStream's CopyTo writes it: the file may have changed since
+        // (another handle may have truncated it), and those bytes are what this stream has read.
+        if (source is BufferedFileStreamStrategy buffered)
+        {
+            buffered.WriteReadAheadTo(destination);
+        }
         SafeFileHandle output = destination is SpindleFileStream spindle ? spindle.SafeFileHandle : ((FileStream)destination).SafeFileHandle;
+        SafeFileHandle input = source.SafeFileHandle;
+        // The descriptors are used as numbers below (CopyToAsync runs this on the pool): while the copy runs, a
+        // Dispose of either stream must not close them, or the kernel could copy into a file opened meanwhile.
+        bool inputAdded = false, outputAdded = false;
+        try
+        {
+            input.DangerousAddRef(ref inputAdded);
+            output.DangerousAddRef(ref outputAdded);
+            CopyOpen(source, input, destination, output, cancellationToken);
+        }
+        finally
+        {
+            if (outputAdded)
+            {
+                output.DangerousRelease();
+            }
+            if (inputAdded)
+            {
+                input.DangerousRelease();
+            }
+        }
+    }
+
+    private static void CopyOpen(FileStreamStrategy source, SafeFileHandle input, Stream destination, SafeFileHandle output, CancellationToken cancellationToken)
+    {
         int outFd = HandleIo.Fd(output);
         // Direct or append-only destinations need their own layer's rules; copy_file_range knows neither.
         int flags = Libc.Fcntl(outFd, LinuxConstants.F_GETFL, 0);
@@ -40,7 +71,6 @@ internal static class StreamCopy
             return;
         }
 
-        SafeFileHandle input = source.SafeFileHandle;
         if (!TryGetRegularFileLength(input, out long length))
         {
             CopyWithLoop(source, destination, cancellationToken); // a block device reports no length

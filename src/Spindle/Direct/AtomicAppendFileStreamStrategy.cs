@@ -15,53 +15,26 @@ namespace Spindle.Direct;
 /// (the descriptor's offset, which only this stream moves). Reading <see cref="Position"/> or
 /// <see cref="Length"/> flushes, so that they are exact. Reads are not buffered.
 /// </summary>
-internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
+internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
 {
-    private readonly FileStreamStrategy _os;  // owns the handle; its position serves reads and Seek
     private readonly SafeFileHandle _handle;  // the O_APPEND descriptor
     private readonly int _bufferSize;         // 0 for an unbuffered stream
     private byte[]? _buffer;                  // pending bytes; allocated on first use, as System.IO does, so a huge size cannot fail the open
-    private int _count;                       // bytes of _buffer waiting to be written
+    private int _start;                       // pending bytes are _buffer[_start.._count]: a failed flush keeps what the kernel did not take
+    private int _count;
 
-    internal AtomicAppendFileStreamStrategy(FileStreamStrategy os, SafeFileHandle handle, int bufferSize)
+    internal AtomicAppendFileStreamStrategy(OSFileStreamStrategy os, SafeFileHandle handle, int bufferSize)
+        : base(os)
     {
-        _os = os;
         _handle = handle;
         _bufferSize = bufferSize > 1 ? bufferSize : 0;
-    }
-
-    public override bool CanRead => _os.CanRead;
-
-    public override bool CanWrite => _os.CanWrite;
-
-    public override bool CanSeek => _os.CanSeek;
-
-    internal override bool IsAsync => _os.IsAsync;
-
-    internal override bool IsClosed => _os.IsClosed;
-
-    internal override string Name => _os.Name;
-
-    internal override IoEngine Engine => _os.Engine;
-
-    internal override void Lock(long position, long length) => _os.Lock(position, length);
-
-    internal override void Unlock(long position, long length) => _os.Unlock(position, length);
-
-    internal override SafeFileHandle SafeFileHandle
-    {
-        get
-        {
-            FlushBuffer();
-            return _os.SafeFileHandle;
-        }
     }
 
     public override long Length
     {
         get
         {
-            FlushBuffer();
+            FlushBuffers();
             return _os.Length;
         }
     }
@@ -70,83 +43,67 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
     {
         get
         {
-            FlushBuffer();
+            FlushBuffers();
             return _os.Position;
         }
         set
         {
-            FlushBuffer();
+            FlushBuffers();
             _os.Position = value;
         }
     }
 
     public override long Seek(long offset, SeekOrigin origin)
     {
-        FlushBuffer();
+        FlushBuffers();
         return _os.Seek(offset, origin);
     }
 
     public override void SetLength(long value)
     {
-        FlushBuffer();
+        FlushBuffers();
         _os.SetLength(value);
     }
 
-    internal override void Flush(bool flushToDisk)
-    {
-        FlushBuffer();
-        _os.Flush(flushToDisk);
-    }
-
-    public override Task FlushAsync(CancellationToken cancellationToken)
-    {
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return Task.FromCanceled(cancellationToken);
-        }
-        FlushBuffer();
-        return Task.CompletedTask;
-    }
-
-    public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
-
     public override int Read(Span<byte> buffer)
     {
-        FlushBuffer();
+        FlushBuffers();
         return _os.Read(buffer);
     }
 
     public override int ReadByte()
     {
-        FlushBuffer();
+        FlushBuffers();
         return _os.ReadByte();
     }
 
     public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
-        FlushBuffer();
-        return await _os.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            EnsureReadable(); // disposed while this call waited for its turn
+            FlushBuffers();
+            return await _os.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            ReleaseAsyncLock();
+        }
     }
-
-    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
-
-    public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
 
     public override void Write(ReadOnlySpan<byte> source)
     {
         EnsureWritable();
         if (source.Length > _bufferSize - _count)
         {
-            FlushBuffer();
+            FlushBuffers();
         }
         if (source.Length >= _bufferSize)
         {
             if (source.Length > 0)
             {
-                Append(source);
+                Append(source, fromBuffer: false);
             }
             return;
         }
@@ -156,43 +113,64 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
     }
 
     // Appends are single system calls into the page cache; they complete synchronously, as System.IO's
-    // writes on a synchronous handle do.
+    // writes on a synchronous handle do, in their turn among the stream's asynchronous calls.
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
     {
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        Write(buffer.Span);
+        Task turn = AsyncLock.WaitAsync(cancellationToken);
+        if (!turn.IsCompletedSuccessfully)
+        {
+            return WriteInTurnAsync(turn, buffer);
+        }
+        try
+        {
+            Write(buffer.Span);
+        }
+        finally
+        {
+            ReleaseAsyncLock();
+        }
         return default;
     }
 
-    public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
-
-    public override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
-
-    private void FlushBuffer()
+    private async ValueTask WriteInTurnAsync(Task turn, ReadOnlyMemory<byte> buffer)
     {
-        if (_count == 0)
+        await turn.ConfigureAwait(false);
+        try
+        {
+            Write(buffer.Span); // throws ObjectDisposedException if disposed while this call waited
+        }
+        finally
+        {
+            ReleaseAsyncLock();
+        }
+    }
+
+    private protected override void FlushBuffers()
+    {
+        if (_count == _start)
         {
             return;
         }
-        int count = _count;
+        Append(_buffer.AsSpan(_start, _count - _start), fromBuffer: true);
+        _start = 0;
         _count = 0;
-        Append(_buffer.AsSpan(0, count));
     }
 
-    /// <summary>One <c>write(2)</c> (more only if the kernel writes short), then the position is where it ended.</summary>
-    private unsafe void Append(ReadOnlySpan<byte> data)
+    private protected override ValueTask FlushBuffersAsync(CancellationToken cancellationToken)
+    {
+        FlushBuffers();
+        return default;
+    }
+
+    /// <summary>
+    /// One <c>write(2)</c> (more only if the kernel writes short), then the position is where it ended. Bytes from the
+    /// buffer leave it as the kernel takes them, so a failure keeps exactly the bytes not written, for the next flush.
+    /// </summary>
+    private unsafe void Append(ReadOnlySpan<byte> data, bool fromBuffer)
     {
         bool added = false;
         try
@@ -217,6 +195,10 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
                     SpindleMetrics.Operation(IoEngine.Sync, written);
                     pointer += written;
                     remaining -= (nuint)written;
+                    if (fromBuffer)
+                    {
+                        _start += (int)written;
+                    }
                 }
             }
             // The descriptor's offset is private to this open file, so it is exactly where our data ended.
@@ -234,43 +216,5 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
                 _handle.DangerousRelease();
             }
         }
-    }
-
-    private void EnsureWritable()
-    {
-        if (_os.IsClosed)
-        {
-            ThrowHelper.ThrowFileClosed();
-        }
-        if (!_os.CanWrite)
-        {
-            StreamThrowHelper.ThrowUnwritable();
-        }
-    }
-
-    protected override void Dispose(bool disposing)
-    {
-        if (_os.IsClosed)
-        {
-            return;
-        }
-        try
-        {
-            FlushBuffer();
-        }
-        catch (Exception e) when (!disposing && e is IOException or UnauthorizedAccessException or NotSupportedException)
-        {
-            // A finalizer cannot report a failed flush; System.IO drops it too.
-        }
-        finally
-        {
-            _os.DisposeInternal(disposing);
-        }
-    }
-
-    public override ValueTask DisposeAsync()
-    {
-        Dispose(disposing: true);
-        return default;
     }
 }

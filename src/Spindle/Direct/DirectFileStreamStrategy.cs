@@ -13,8 +13,10 @@ namespace Spindle.Direct;
 /// from an aligned buffer. The buffer is a window of the file at an aligned offset; a write into it
 /// first reads the blocks it changes (read-modify-write), a flush writes the changed blocks in one
 /// <c>pwrite</c>, and a flush that had to pad the file's last block puts the length back with <c>ftruncate</c>.
+/// The kernel reads into and writes from the window itself, so the base's rules matter most here: the window is
+/// given back only once no operation uses it.
 /// </summary>
-internal sealed class DirectFileStreamStrategy : FileStreamStrategy
+internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
 {
     internal const int MinimumWindow = 64 << 10;
 
@@ -25,7 +27,6 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     /// </summary>
     internal const int MaximumWindow = AlignedMemoryPool.LargestPooledSize;
 
-    private readonly FileStreamStrategy _os;       // owns the handle and the position
     private readonly SafeFileHandle _handle;       // the O_DIRECT descriptor
     private readonly DirectIOAlignment _alignment; // what the file requires
     private readonly int _blockAlignment;          // where a flush may start in the window: both offset- and address-aligned
@@ -37,13 +38,12 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
     private int _windowFill;                       // bytes at the window's start that hold file content; the rest is zeros
     private int _dirtyStart;                       // changed bytes not yet written are [_dirtyStart, _dirtyEnd)
     private int _dirtyEnd;
-    private SemaphoreSlim? _asyncLock;             // serialises asynchronous operations, created on first use
     private SafeFileHandle? _readHandle;           // for a write-only stream: a read-only direct descriptor of the same file
     private readonly bool _unbuffered;             // the caller asked for no buffer (0 or 1), which System.IO shows in a few exceptions
 
-    internal DirectFileStreamStrategy(FileStreamStrategy os, SafeFileHandle handle, DirectIOAlignment alignment, int bufferSize)
+    internal DirectFileStreamStrategy(OSFileStreamStrategy os, SafeFileHandle handle, DirectIOAlignment alignment, int bufferSize)
+        : base(os)
     {
-        _os = os;
         _handle = handle;
         _alignment = alignment;
         _engine = EngineSelector.Get(os.Engine);
@@ -55,6 +55,8 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
             : _ownPool = new AlignedMemoryPool(memoryAlignment);
         _owner = pool.Rent(WindowSize(bufferSize, alignment));
         _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
+        // Now, not on first use: a Dispose racing with a first asynchronous call must find the lock and wait.
+        EnsureAsyncLock();
     }
 
     /// <summary>
@@ -67,33 +69,6 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         // 4 KiB a device round trip: at least MinimumWindow, whatever buffer size (even 0) was asked for.
         long wanted = Math.Clamp((long)bufferSize, MinimumWindow, MaximumWindow);
         return (int)alignment.AlignUp(Math.Max(wanted, alignment.OffsetAlignment));
-    }
-
-    public override bool CanRead => _os.CanRead;
-
-    public override bool CanWrite => _os.CanWrite;
-
-    public override bool CanSeek => _os.CanSeek;
-
-    internal override bool IsAsync => _os.IsAsync;
-
-    internal override bool IsClosed => _os.IsClosed;
-
-    internal override string Name => _os.Name;
-
-    internal override IoEngine Engine => _os.Engine;
-
-    internal override void Lock(long position, long length) => _os.Lock(position, length);
-
-    internal override void Unlock(long position, long length) => _os.Unlock(position, length);
-
-    internal override SafeFileHandle SafeFileHandle
-    {
-        get
-        {
-            FlushWindow();
-            return _os.SafeFileHandle;
-        }
     }
 
     /// <summary>The file's length, including written data still in the window.</summary>
@@ -128,28 +103,11 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         _windowStart = -1; // the window may describe bytes that are gone
     }
 
-    internal override void Flush(bool flushToDisk)
-    {
-        FlushWindow();
-        _os.Flush(flushToDisk);
-    }
+    private protected override void FlushBuffers() => FlushWindow();
 
-    public override async Task FlushAsync(CancellationToken cancellationToken)
-    {
-        await Serialise(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
-        }
-        finally
-        {
-            _asyncLock!.Release();
-        }
-    }
+    private protected override ValueTask FlushBuffersAsync(CancellationToken cancellationToken) => FlushWindowAsync(cancellationToken);
 
     // ---- Synchronous ----
-
-    public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
 
     public override int ReadByte()
     {
@@ -185,10 +143,6 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         Position = position;
         return total;
     }
-
-    public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
-
-    public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
 
     public override void Write(ReadOnlySpan<byte> source)
     {
@@ -235,15 +189,13 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
 
     // ---- Asynchronous ----
 
-    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
     public override async ValueTask<int> ReadAsync(Memory<byte> destination, CancellationToken cancellationToken = default)
     {
         EnsureReadable();
-        await Serialise(cancellationToken).ConfigureAwait(false);
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             long position = Position;
             int total = 0;
             while (destination.Length > 0)
@@ -271,19 +223,17 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _asyncLock!.Release();
+            ReleaseAsyncLock();
         }
     }
-
-    public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
 
     public override async ValueTask WriteAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
     {
         EnsureWritable();
-        await Serialise(cancellationToken).ConfigureAwait(false);
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             long position = Position;
             while (source.Length > 0)
             {
@@ -305,19 +255,9 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _asyncLock!.Release();
+            ReleaseAsyncLock();
         }
     }
-
-    public override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
-
-    public override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
 
     private async ValueTask LoadAsync(long start, bool skipRead, CancellationToken cancellationToken)
     {
@@ -337,12 +277,6 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         long lengthBefore = HandleIo.GetLength(_handle);
         await _engine.WriteAsync(_handle, Window[from..to], _windowStart + from, cancellationToken).ConfigureAwait(false);
         FixLength(lengthBefore, to);
-    }
-
-    private Task Serialise(CancellationToken cancellationToken)
-    {
-        _asyncLock ??= new SemaphoreSlim(1, 1);
-        return _asyncLock.WaitAsync(cancellationToken);
     }
 
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
@@ -451,75 +385,15 @@ internal sealed class DirectFileStreamStrategy : FileStreamStrategy
         }
     }
 
-    private void EnsureReadable()
-    {
-        if (_os.IsClosed)
-        {
-            ThrowHelper.ThrowFileClosed();
-        }
-        if (!_os.CanRead)
-        {
-            StreamThrowHelper.ThrowUnreadable();
-        }
-    }
-
-    private void EnsureWritable()
-    {
-        if (_os.IsClosed)
-        {
-            ThrowHelper.ThrowFileClosed();
-        }
-        if (!_os.CanWrite)
-        {
-            StreamThrowHelper.ThrowUnwritable();
-        }
-    }
-
-    protected override void Dispose(bool disposing)
-    {
-        if (_os.IsClosed)
-        {
-            return;
-        }
-        try
-        {
-            FlushWindow();
-        }
-        catch (Exception e) when (!disposing && e is IOException or UnauthorizedAccessException or NotSupportedException)
-        {
-            // A finalizer cannot report a failed flush; System.IO drops it too.
-        }
-        finally
-        {
-            _os.DisposeInternal(disposing);
-            // Also from the finalizer: nothing can still use the window once the stream is unreachable.
-            ReleaseWindow();
-        }
-    }
-
-    public override async ValueTask DisposeAsync()
-    {
-        if (_os.IsClosed)
-        {
-            return;
-        }
-        try
-        {
-            await FlushWindowAsync(CancellationToken.None).ConfigureAwait(false);
-        }
-        finally
-        {
-            _os.DisposeInternal(disposing: true);
-            ReleaseWindow();
-        }
-    }
-
-    private void ReleaseWindow()
+    /// <summary>Runs once, after the operation whose turn it was has ended: the kernel is done with the window.</summary>
+    private protected override void ReleaseMemory()
     {
         _owner?.Dispose();
         _owner = null;
         _readHandle?.Dispose();
         _ownPool?.Dispose();
         _windowStart = -1;
+        _dirtyStart = 0;
+        _dirtyEnd = 0;
     }
 }

@@ -34,13 +34,13 @@ internal static class StreamLayers
             DirectIOAlignment alignment = DirectHandles.TryGet(handle, out DirectIOAlignment known)
                 ? known
                 : AlignmentProbe.For(HandleIo.Fd(handle), SafeFileHandleInternals.GetPath(handle));
-            var layer = new DirectFileStreamStrategy(os, handle, alignment, bufferSize);
+            var layer = new DirectFileStreamStrategy((OSFileStreamStrategy)os, handle, alignment, bufferSize);
             bufferSize = 0;
             return layer;
         }
         if ((flags & OpenFlags.O_APPEND) != 0)
         {
-            var layer = new AtomicAppendFileStreamStrategy(os, handle, bufferSize);
+            var layer = new AtomicAppendFileStreamStrategy((OSFileStreamStrategy)os, handle, bufferSize);
             bufferSize = 0;
             return layer;
         }

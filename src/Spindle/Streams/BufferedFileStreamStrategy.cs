@@ -1,5 +1,4 @@
 using System.Runtime.CompilerServices;
-using Microsoft.Win32.SafeHandles;
 
 namespace Spindle.Streams;
 
@@ -9,12 +8,8 @@ namespace Spindle.Streams;
 /// buffer bypass it. Asynchronous operations are serialised with a semaphore whose uncontended wait
 /// completes synchronously without allocating, and the position moves when each one completes.
 /// </summary>
-internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
+internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
 {
-    // The layer below, which owns the handle and the position of the next unbuffered operation. Typed as
-    // the OS layer (the only one a buffer is stacked on) so that its sealed members (IsClosed, CanRead,
-    // CanWrite) are direct calls the JIT inlines on every buffered call.
-    private readonly OSFileStreamStrategy _strategy;
     // The capacity of the buffer.
     private readonly int _bufferSize;
     // The buffer; empty until first needed (see AllocateBuffer).
@@ -25,59 +20,23 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     private int _readPos;
     // End of the read data in the buffer.
     private int _readLen;
-    // Serialises asynchronous operations; created on the first one.
-    private SemaphoreSlim? _asyncActiveSemaphore;
     // The last Task<int> a synchronously completed ReadAsync(byte[]) returned, reused for the same count.
     private Task<int>? _lastSyncCompletedReadTask;
 
-    internal BufferedFileStreamStrategy(OSFileStreamStrategy strategy, int bufferSize)
+    internal BufferedFileStreamStrategy(OSFileStreamStrategy os, int bufferSize)
+        : base(os)
     {
-        _strategy = strategy;
         _bufferSize = bufferSize;
-    }
-
-    public override bool CanRead => _strategy.CanRead;
-
-    public override bool CanWrite => _strategy.CanWrite;
-
-    public override bool CanSeek => _strategy.CanSeek;
-
-    internal override bool IsAsync => _strategy.IsAsync;
-
-    internal override bool IsClosed => _strategy.IsClosed;
-
-    internal override string Name => _strategy.Name;
-
-    internal override IoEngine Engine => _strategy.Engine;
-
-    // Buffered bytes must reach the file even when the stream is never disposed.
-    internal override bool RequiresFinalizer => true;
-
-    internal override void Lock(long position, long length) => _strategy.Lock(position, length);
-
-    internal override void Unlock(long position, long length) => _strategy.Unlock(position, length);
-
-    internal override SafeFileHandle SafeFileHandle
-    {
-        get
-        {
-            // Whoever uses the handle directly must see the buffered writes and the stream's position.
-            if (!_strategy.IsClosed)
-            {
-                Flush(flushToDisk: false);
-            }
-            return _strategy.SafeFileHandle;
-        }
     }
 
     public override long Length
     {
         get
         {
-            long length = _strategy.Length;
-            if (_writePos > 0 && _strategy.Position + _writePos > length)
+            long length = _os.Length;
+            if (_writePos > 0 && _os.Position + _writePos > length)
             {
-                length = _strategy.Position + _writePos;
+                length = _os.Position + _writePos;
             }
             return length;
         }
@@ -85,7 +44,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
     public override long Position
     {
-        get => _strategy.Position + (_readPos - _readLen + _writePos);
+        get => _os.Position + (_readPos - _readLen + _writePos);
         set
         {
             if (_writePos > 0)
@@ -94,7 +53,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             }
             _readPos = 0;
             _readLen = 0;
-            _strategy.Position = value;
+            _os.Position = value;
         }
     }
 
@@ -112,33 +71,9 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void EnsureNotClosed()
-    {
-        if (_strategy.IsClosed)
-        {
-            ThrowHelper.ThrowFileClosed();
-        }
-    }
-
-    private void EnsureCanRead()
-    {
-        if (!_strategy.CanRead)
-        {
-            StreamThrowHelper.ThrowUnreadable();
-        }
-    }
-
-    private void EnsureCanWrite()
-    {
-        if (!_strategy.CanWrite)
-        {
-            StreamThrowHelper.ThrowUnwritable();
-        }
-    }
-
     // ---- Synchronous reads ----
 
+    // Here rather than the base's, so that the span overload below inlines into it.
     public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)] // into Read(byte[], int, int): one call less per buffered read
@@ -161,21 +96,21 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         bool isBlocked = false;
         if (available == 0)
         {
-            EnsureCanRead();
+            EnsureReadable();
             if (_writePos > 0)
             {
                 FlushWrite();
             }
             // Large requests, and any request on a pipe (where filling the buffer could block for data
             // the caller did not ask for), go straight to the layer below.
-            if (!_strategy.CanSeek || destination.Length >= _bufferSize)
+            if (!_os.CanSeek || destination.Length >= _bufferSize)
             {
                 _readPos = 0;
                 _readLen = 0;
-                return _strategy.Read(destination);
+                return _os.Read(destination);
             }
             EnsureBufferAllocated();
-            available = _strategy.Read(_buffer.AsSpan(0, _bufferSize));
+            available = _os.Read(_buffer.AsSpan(0, _bufferSize));
             if (available == 0)
             {
                 return 0;
@@ -191,9 +126,9 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
         // The buffer ran out before the request was satisfied: read the rest directly, unless the
         // last fill already came back short (end of file).
-        if (copied < destination.Length && !isBlocked && _strategy.CanSeek)
+        if (copied < destination.Length && !isBlocked && _os.CanSeek)
         {
-            copied += _strategy.Read(destination.Slice(copied));
+            copied += _os.Read(destination.Slice(copied));
             _readPos = 0;
             _readLen = 0;
         }
@@ -204,20 +139,20 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
     private int ReadByteSlow()
     {
-        EnsureNotClosed();
-        EnsureCanRead();
+        EnsureReadable();
         if (_writePos > 0)
         {
             FlushWrite();
         }
         EnsureBufferAllocated();
-        _readLen = _strategy.Read(_buffer.AsSpan(0, _bufferSize));
+        _readLen = _os.Read(_buffer.AsSpan(0, _bufferSize));
         _readPos = 0;
         return _readLen == 0 ? -1 : _buffer![_readPos++];
     }
 
     // ---- Synchronous writes ----
 
+    // Here rather than the base's, so that the span overload below inlines into it.
     public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)] // into Write(byte[], int, int): one call less per buffered write
@@ -238,8 +173,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     {
         if (_writePos == 0)
         {
-            EnsureNotClosed();
-            EnsureCanWrite();
+            EnsureWritable();
             ClearReadBufferBeforeWrite();
         }
         else
@@ -264,7 +198,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
         if (source.Length >= _bufferSize)
         {
-            _strategy.Write(source);
+            _os.Write(source);
             return;
         }
         if (source.Length == 0)
@@ -290,12 +224,15 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
     private void WriteByteSlow(byte value)
     {
-        EnsureNotClosed();
         if (_writePos == 0)
         {
-            EnsureCanWrite();
+            EnsureWritable();
             ClearReadBufferBeforeWrite();
             EnsureBufferAllocated();
+        }
+        else
+        {
+            EnsureNotClosed();
         }
         // System.IO writes the buffer out as soon as it is full, not on the next byte.
         if (_writePos >= _bufferSize - 1)
@@ -313,7 +250,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         if (_writePos > 0)
         {
             FlushWrite();
-            return _strategy.Seek(offset, origin);
+            return _os.Seek(offset, origin);
         }
 
         // The layer below is ahead of this stream by the unread part of the buffer.
@@ -322,14 +259,14 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             offset -= _readLen - _readPos;
         }
         long oldPosition = Position;
-        long newPosition = _strategy.Seek(offset, origin);
+        long newPosition = _os.Seek(offset, origin);
 
         // A destination inside the read buffer keeps it.
         long readPos = newPosition - (oldPosition - _readPos);
         if (readPos >= 0 && readPos < _readLen)
         {
             _readPos = (int)readPos;
-            _strategy.Seek(_readLen - _readPos, SeekOrigin.Current);
+            _os.Seek(_readLen - _readPos, SeekOrigin.Current);
         }
         else
         {
@@ -342,29 +279,40 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     public override void SetLength(long value)
     {
         Flush(flushToDisk: false);
-        _strategy.SetLength(value);
+        _os.SetLength(value);
     }
 
     // ---- Flushing ----
 
-    internal override void Flush(bool flushToDisk)
+    private protected override void FlushBuffers()
     {
-        EnsureNotClosed();
-        if (_writePos > 0 && _strategy.CanWrite)
+        if (_writePos > 0 && _os.CanWrite)
         {
             FlushWrite();
         }
-        else if (_readPos < _readLen && _strategy.CanSeek)
+        else if (_readPos < _readLen && _os.CanSeek)
         {
             // On a pipe the read-ahead cannot be given back; System.IO keeps it rather than lose it.
             FlushRead();
         }
-        _strategy.Flush(flushToDisk);
+    }
+
+    private protected override async ValueTask FlushBuffersAsync(CancellationToken cancellationToken)
+    {
+        if (_writePos > 0)
+        {
+            await _os.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
+            _writePos = 0;
+        }
+        else if (_readPos < _readLen && _os.CanSeek)
+        {
+            FlushRead();
+        }
     }
 
     private void FlushWrite()
     {
-        _strategy.Write(_buffer.AsSpan(0, _writePos));
+        _os.Write(_buffer.AsSpan(0, _writePos));
         _writePos = 0;
     }
 
@@ -373,7 +321,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     {
         if (_readPos - _readLen != 0)
         {
-            _strategy.Seek(_readPos - _readLen, SeekOrigin.Current);
+            _os.Seek(_readPos - _readLen, SeekOrigin.Current);
         }
         _readPos = 0;
         _readLen = 0;
@@ -387,7 +335,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
             _readLen = 0;
             return;
         }
-        if (!_strategy.CanSeek)
+        if (!_os.CanSeek)
         {
             StreamThrowHelper.ThrowCannotWriteWithUnflushableReadBuffer();
         }
@@ -395,11 +343,6 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     }
 
     // ---- Asynchronous operations ----
-
-    private SemaphoreSlim EnsureAsyncActiveSemaphoreInitialized() =>
-        Volatile.Read(ref _asyncActiveSemaphore) ??
-        Interlocked.CompareExchange(ref _asyncActiveSemaphore, new SemaphoreSlim(1, 1), null) ??
-        _asyncActiveSemaphore;
 
     public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
     {
@@ -424,15 +367,14 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         {
             return ValueTask.FromCanceled<int>(cancellationToken);
         }
-        EnsureNotClosed();
-        EnsureCanRead();
+        EnsureReadable();
 
-        if (!_strategy.CanSeek)
+        if (!_os.CanSeek)
         {
             return ReadFromUnseekableAsync(buffer, cancellationToken);
         }
 
-        SemaphoreSlim semaphore = EnsureAsyncActiveSemaphoreInitialized();
+        SemaphoreSlim semaphore = AsyncLock;
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
         if (semaphoreLockTask.IsCompletedSuccessfully && _writePos == 0)
         {
@@ -452,7 +394,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 ValueTask<int> direct;
                 try
                 {
-                    direct = _strategy.ReadAsync(buffer, cancellationToken);
+                    direct = _os.ReadAsync(buffer, cancellationToken);
                 }
                 catch
                 {
@@ -490,11 +432,12 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         await semaphoreLockTask.ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             int alreadyCopied = 0;
             if (_writePos > 0)
             {
                 // The asynchronous flush of seed 002: the pending bytes go out from the one buffer.
-                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _os.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
             else if (_readPos < _readLen)
@@ -513,12 +456,12 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
 
             if (buffer.Length >= _bufferSize)
             {
-                return alreadyCopied + await _strategy.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
+                return alreadyCopied + await _os.ReadAsync(buffer, cancellationToken).ConfigureAwait(false);
             }
 
             // One system call refills the buffer; the caller gets what it asked for from it.
             EnsureBufferAllocated();
-            _readLen = await _strategy.ReadAsync(_buffer.AsMemory(0, _bufferSize), cancellationToken).ConfigureAwait(false);
+            _readLen = await _os.ReadAsync(_buffer.AsMemory(0, _bufferSize), cancellationToken).ConfigureAwait(false);
             int copied = Math.Min(_readLen, buffer.Length);
             _buffer.AsSpan(0, copied).CopyTo(buffer.Span);
             _readPos = copied;
@@ -526,16 +469,17 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _asyncActiveSemaphore!.Release();
+            ReleaseAsyncLock();
         }
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<int> ReadFromUnseekableAsync(Memory<byte> destination, CancellationToken cancellationToken)
     {
-        await EnsureAsyncActiveSemaphoreInitialized().WaitAsync(cancellationToken).ConfigureAwait(false);
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             // Never wait to fill the buffer from a pipe: the data the caller needs may be all there is.
             if (_readPos < _readLen)
             {
@@ -544,16 +488,13 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 _readPos += copied;
                 return copied;
             }
-            return await _strategy.ReadAsync(destination, cancellationToken).ConfigureAwait(false);
+            return await _os.ReadAsync(destination, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
-            _asyncActiveSemaphore!.Release();
+            ReleaseAsyncLock();
         }
     }
-
-    public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
 
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
     {
@@ -561,15 +502,14 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        EnsureNotClosed();
-        EnsureCanWrite();
+        EnsureWritable();
 
-        if (!_strategy.CanSeek)
+        if (!_os.CanSeek)
         {
             return WriteToUnseekableAsync(buffer, cancellationToken);
         }
 
-        SemaphoreSlim semaphore = EnsureAsyncActiveSemaphoreInitialized();
+        SemaphoreSlim semaphore = AsyncLock;
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
         if (semaphoreLockTask.IsCompletedSuccessfully)
         {
@@ -608,19 +548,20 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask WriteToUnseekableAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
     {
-        await EnsureAsyncActiveSemaphoreInitialized().WaitAsync(cancellationToken).ConfigureAwait(false);
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             if (_writePos > 0)
             {
-                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _os.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
-            await _strategy.WriteAsync(source, cancellationToken).ConfigureAwait(false);
+            await _os.WriteAsync(source, cancellationToken).ConfigureAwait(false);
         }
         finally
         {
-            _asyncActiveSemaphore!.Release();
+            ReleaseAsyncLock();
         }
     }
 
@@ -630,6 +571,7 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         await semaphoreLockTask.ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             if (_writePos == 0)
             {
                 ClearReadBufferBeforeWrite();
@@ -648,13 +590,13 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
                 source.Span.Slice(0, spaceLeft).CopyTo(_buffer.AsSpan(_writePos));
                 _writePos += spaceLeft;
                 source = source.Slice(spaceLeft);
-                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _os.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
 
             if (source.Length >= _bufferSize)
             {
-                await _strategy.WriteAsync(source, cancellationToken).ConfigureAwait(false);
+                await _os.WriteAsync(source, cancellationToken).ConfigureAwait(false);
                 return;
             }
             if (source.Length == 0)
@@ -667,74 +609,41 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _asyncActiveSemaphore!.Release();
-        }
-    }
-
-    public override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
-
-    public override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
-
-    public override Task FlushAsync(CancellationToken cancellationToken)
-    {
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return Task.FromCanceled(cancellationToken);
-        }
-        EnsureNotClosed();
-        return FlushAsyncInternal(cancellationToken);
-    }
-
-    private async Task FlushAsyncInternal(CancellationToken cancellationToken)
-    {
-        await EnsureAsyncActiveSemaphoreInitialized().WaitAsync(cancellationToken).ConfigureAwait(false);
-        try
-        {
-            if (_writePos > 0)
-            {
-                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
-                _writePos = 0;
-            }
-            else if (_readPos < _readLen && _strategy.CanSeek)
-            {
-                FlushRead();
-            }
-        }
-        finally
-        {
-            _asyncActiveSemaphore!.Release();
+            ReleaseAsyncLock();
         }
     }
 
     public override void CopyTo(Stream destination, int bufferSize)
     {
-        EnsureNotClosed();
-        EnsureCanRead();
+        EnsureReadable();
         // Buffered bytes first, then the rest of the file straight from the layer below.
-        if (_readPos < _readLen)
-        {
-            destination.Write(_buffer.AsSpan(_readPos, _readLen - _readPos));
-            _readPos = 0;
-            _readLen = 0;
-        }
-        else if (_writePos > 0)
+        if (!WriteReadAheadTo(destination) && _writePos > 0)
         {
             FlushWrite();
         }
-        _strategy.CopyTo(destination, bufferSize);
+        _os.CopyTo(destination, bufferSize);
+    }
+
+    /// <summary>
+    /// Hands the unread part of the read buffer to <paramref name="destination"/> and empties it, as FileStream's
+    /// CopyTo does first (the kernel's copy then continues from the layer below); false when there was none.
+    /// </summary>
+    internal bool WriteReadAheadTo(Stream destination)
+    {
+        if (_readPos >= _readLen)
+        {
+            return false;
+        }
+        destination.Write(_buffer.AsSpan(_readPos, _readLen - _readPos));
+        _readPos = 0;
+        _readLen = 0;
+        return true;
     }
 
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         // Like FileStream: a closed or unreadable stream throws at once, before the write buffer is touched.
-        EnsureNotClosed();
-        EnsureCanRead();
+        EnsureReadable();
         return cancellationToken.IsCancellationRequested
             ? Task.FromCanceled(cancellationToken)
             : CopyToAsyncCore(destination, bufferSize, cancellationToken);
@@ -743,12 +652,13 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
     private async Task CopyToAsyncCore(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         // Buffered bytes first, then the rest of the file straight from the layer below.
-        await EnsureAsyncActiveSemaphoreInitialized().WaitAsync(cancellationToken).ConfigureAwait(false);
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
+            EnsureNotClosed(); // disposed while this call waited for its turn
             if (_writePos > 0)
             {
-                await _strategy.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
+                await _os.WriteAsync(_buffer.AsMemory(0, _writePos), cancellationToken).ConfigureAwait(false);
                 _writePos = 0;
             }
             else if (_readPos < _readLen)
@@ -760,52 +670,16 @@ internal sealed class BufferedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _asyncActiveSemaphore!.Release();
+            ReleaseAsyncLock();
         }
-        await _strategy.CopyToAsync(destination, bufferSize, cancellationToken).ConfigureAwait(false);
+        await _os.CopyToAsync(destination, bufferSize, cancellationToken).ConfigureAwait(false);
     }
 
-    // ---- Disposal ----
-
-    protected override void Dispose(bool disposing)
+    // The byte-at-a-time fast paths look at these without a closed check: a disposed stream must have nothing buffered.
+    private protected override void ReleaseMemory()
     {
-        if (_strategy.IsClosed)
-        {
-            return;
-        }
-        try
-        {
-            Flush(flushToDisk: false);
-        }
-        catch (Exception e) when (!disposing && e is IOException or UnauthorizedAccessException or NotSupportedException)
-        {
-            // A finalizer cannot report a failed flush; System.IO drops it too.
-        }
-        finally
-        {
-            _writePos = 0;
-            _readPos = 0;
-            _readLen = 0;
-            _strategy.DisposeInternal(disposing);
-        }
-    }
-
-    public override async ValueTask DisposeAsync()
-    {
-        if (_strategy.IsClosed)
-        {
-            return;
-        }
-        try
-        {
-            await FlushAsync(CancellationToken.None).ConfigureAwait(false);
-        }
-        finally
-        {
-            _writePos = 0;
-            _readPos = 0;
-            _readLen = 0;
-            _strategy.DisposeInternal(disposing: true);
-        }
+        _writePos = 0;
+        _readPos = 0;
+        _readLen = 0;
     }
 }

@@ -44,7 +44,15 @@ internal sealed class DerivedFileStreamStrategy : FileStreamStrategy
 
     internal override string Name => _strategy.Name;
 
-    internal override SafeFileHandle SafeFileHandle => _strategy.SafeFileHandle;
+    // As FileStream: through the derived type's Flush(bool) override, which also throws once the stream is disposed.
+    internal override SafeFileHandle SafeFileHandle
+    {
+        get
+        {
+            _fileStream.Flush(flushToDisk: false);
+            return _strategy.SafeFileHandle;
+        }
+    }
 
     internal override bool IsClosed => _strategy.IsClosed;
 

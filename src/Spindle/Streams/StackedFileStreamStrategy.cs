@@ -1,0 +1,240 @@
+using System.Runtime.CompilerServices;
+using Microsoft.Win32.SafeHandles;
+
+namespace Spindle.Streams;
+
+/// <summary>
+/// A layer stacked on the OS strategy that holds data of its own: the ordinary buffer, the O_DIRECT window or the
+/// atomic-append buffer. It owns the lifetime rules they share: asynchronous operations take turns through one
+/// lock; Dispose waits for the operation whose turn it is (the kernel may be using the layer's memory), writes
+/// what is buffered, closes the layer below and releases the layer's memory exactly once, also when the handle
+/// was closed first; a forgotten stream does the same from its finalizer. Each layer keeps only its buffering.
+/// </summary>
+internal abstract class StackedFileStreamStrategy : FileStreamStrategy
+{
+    // The layer below: owns the handle and the position. Typed as the OS layer (the only one a layer is stacked on)
+    // so that its sealed members (IsClosed, CanRead, CanWrite) are direct calls the JIT inlines on every call.
+    private protected readonly OSFileStreamStrategy _os;
+    // Serialises asynchronous operations and Dispose; created on first use (or eagerly, see EnsureAsyncLock).
+    private SemaphoreSlim? _asyncLock;
+    // 1 once ReleaseMemory ran.
+    private int _released;
+
+    private protected StackedFileStreamStrategy(OSFileStreamStrategy os) => _os = os;
+
+    public sealed override bool CanRead => _os.CanRead;
+
+    public sealed override bool CanWrite => _os.CanWrite;
+
+    public sealed override bool CanSeek => _os.CanSeek;
+
+    internal sealed override bool IsAsync => _os.IsAsync;
+
+    internal sealed override bool IsClosed => _os.IsClosed;
+
+    internal sealed override string Name => _os.Name;
+
+    internal sealed override IoEngine Engine => _os.Engine;
+
+    // Buffered bytes must reach the file even when the stream is never disposed, and the layer's memory must be freed.
+    internal sealed override bool RequiresFinalizer => true;
+
+    internal sealed override void Lock(long position, long length) => _os.Lock(position, length);
+
+    internal sealed override void Unlock(long position, long length) => _os.Unlock(position, length);
+
+    /// <summary>Whoever uses the handle directly must see the buffered writes and the stream's position.</summary>
+    internal sealed override SafeFileHandle SafeFileHandle
+    {
+        get
+        {
+            if (!_os.IsClosed)
+            {
+                FlushBuffers();
+            }
+            return _os.SafeFileHandle;
+        }
+    }
+
+    internal sealed override void Flush(bool flushToDisk)
+    {
+        EnsureNotClosed();
+        FlushBuffers();
+        _os.Flush(flushToDisk);
+    }
+
+    public sealed override Task FlushAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return Task.FromCanceled(cancellationToken);
+        }
+        EnsureNotClosed();
+        return FlushInTurnAsync(cancellationToken);
+    }
+
+    private async Task FlushInTurnAsync(CancellationToken cancellationToken)
+    {
+        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            EnsureNotClosed(); // disposed while this flush waited for its turn
+            await FlushBuffersAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _asyncLock!.Release();
+        }
+    }
+
+    /// <summary>Writes the layer's pending bytes and gives back read-ahead; the OS caches are not flushed.</summary>
+    private protected abstract void FlushBuffers();
+
+    /// <summary><see cref="FlushBuffers"/> on the engine; called by the holder of the asynchronous lock.</summary>
+    private protected abstract ValueTask FlushBuffersAsync(CancellationToken cancellationToken);
+
+    /// <summary>Gives back the layer's memory; runs exactly once, when no operation can use it any more.</summary>
+    private protected virtual void ReleaseMemory()
+    {
+    }
+
+    // ---- The asynchronous lock ----
+
+    /// <summary>The lock asynchronous operations take turns with; created once even when two threads ask at once.</summary>
+    private protected SemaphoreSlim AsyncLock =>
+        Volatile.Read(ref _asyncLock) ??
+        Interlocked.CompareExchange(ref _asyncLock, new SemaphoreSlim(1, 1), null) ??
+        _asyncLock;
+
+    /// <summary>
+    /// Creates the lock now: a layer whose memory the kernel uses calls this in its constructor, so that a Dispose
+    /// racing with a first asynchronous operation on another thread still finds the lock and waits.
+    /// </summary>
+    private protected void EnsureAsyncLock() => _ = AsyncLock;
+
+    /// <summary>Ends an asynchronous operation's turn.</summary>
+    private protected void ReleaseAsyncLock() => _asyncLock!.Release();
+
+    // ---- Checks ----
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)] // on the buffered layer's hot paths
+    private protected void EnsureNotClosed()
+    {
+        if (_os.IsClosed)
+        {
+            ThrowHelper.ThrowFileClosed();
+        }
+    }
+
+    private protected void EnsureReadable()
+    {
+        EnsureNotClosed();
+        if (!_os.CanRead)
+        {
+            StreamThrowHelper.ThrowUnreadable();
+        }
+    }
+
+    private protected void EnsureWritable()
+    {
+        EnsureNotClosed();
+        if (!_os.CanWrite)
+        {
+            StreamThrowHelper.ThrowUnwritable();
+        }
+    }
+
+    // ---- Array and APM forms: each layer implements the span and memory forms ----
+
+    public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
+
+    public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
+
+    public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
+
+    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
+
+    public sealed override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
+        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
+
+    public sealed override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
+        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
+
+    public sealed override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
+
+    public sealed override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
+        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
+
+    public sealed override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
+
+    // ---- Disposal ----
+
+    protected sealed override void Dispose(bool disposing)
+    {
+        // The operation whose turn it is may have the kernel reading into or writing from the layer's memory: wait
+        // for it; operations queued behind Dispose then find the stream closed. A finalizer never waits: while an
+        // operation runs, its continuation keeps the stream reachable, so none runs when the finalizer does.
+        SemaphoreSlim? turn = disposing ? Volatile.Read(ref _asyncLock) : null;
+        turn?.Wait();
+        try
+        {
+            if (!_os.IsClosed)
+            {
+                try
+                {
+                    FlushBuffers();
+                }
+                catch (Exception e) when (!disposing && e is IOException or UnauthorizedAccessException or NotSupportedException)
+                {
+                    // A finalizer cannot report a failed flush; System.IO drops it too.
+                }
+                finally
+                {
+                    _os.DisposeInternal(disposing);
+                }
+            }
+        }
+        finally
+        {
+            ReleaseMemoryOnce();
+            turn?.Release();
+        }
+    }
+
+    public sealed override async ValueTask DisposeAsync()
+    {
+        SemaphoreSlim? turn = Volatile.Read(ref _asyncLock);
+        if (turn is not null)
+        {
+            await turn.WaitAsync().ConfigureAwait(false);
+        }
+        try
+        {
+            if (!_os.IsClosed)
+            {
+                try
+                {
+                    await FlushBuffersAsync(CancellationToken.None).ConfigureAwait(false);
+                }
+                finally
+                {
+                    _os.DisposeInternal(disposing: true);
+                }
+            }
+        }
+        finally
+        {
+            ReleaseMemoryOnce();
+            turn?.Release();
+        }
+    }
+
+    private void ReleaseMemoryOnce()
+    {
+        if (Interlocked.Exchange(ref _released, 1) == 0)
+        {
+            ReleaseMemory();
+        }
+    }
+}

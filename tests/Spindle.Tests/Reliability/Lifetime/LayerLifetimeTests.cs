@@ -283,4 +283,42 @@ public class LayerLifetimeTests(ITestOutputHelper output)
             stream.Dispose(); // ...then the stream is disposed (or, for how == 1, forgotten)
         }
     }
+
+    /// <summary>
+    /// The kernel copy of CopyToAsync runs on the pool with the descriptors as numbers: disposing the streams
+    /// meanwhile must not let it copy into a file opened after (which may get the same descriptor number).
+    /// </summary>
+    [Fact]
+    public Task Disposing_the_streams_of_a_running_CopyToAsync_never_lets_it_write_into_another_file() => Bounded(async () =>
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        int descriptors = OpenDescriptors();
+        byte[] content = Pattern(8 << 20, 5);
+        File.WriteAllBytes(dir.File("source"), content);
+        for (int trial = 0; trial < 10; trial++)
+        {
+            var source = new SpindleFileStream(dir.File("source"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite, 4096, FileOptions.Asynchronous);
+            var destination = new FileStream(dir.File($"copy{trial}"), FileMode.Create, FileAccess.ReadWrite, FileShare.ReadWrite);
+            Task copy = source.CopyToAsync(destination);
+            source.Dispose();
+            destination.Dispose();
+            // New files take the lowest free descriptor numbers: those the streams just gave up.
+            var bystanders = Enumerable.Range(0, 4).Select(i => new FileStream(dir.File($"bystander{trial}-{i}"), FileMode.Create, FileAccess.ReadWrite)).ToList();
+            try
+            {
+                await copy;
+            }
+            catch (ObjectDisposedException)
+            {
+            }
+            foreach (FileStream bystander in bystanders)
+            {
+                Assert.Equal(0, bystander.Length);
+                bystander.Dispose();
+            }
+            byte[] copied = File.ReadAllBytes(dir.File($"copy{trial}"));
+            Assert.True(content.AsSpan(0, copied.Length).SequenceEqual(copied), "the copy is not a prefix of the source");
+        }
+        AssertNoDescriptorLeak(descriptors);
+    });
 }

@@ -98,7 +98,7 @@ internal static unsafe partial class Libc
     [LibraryImport(Lib, EntryPoint = "socketpair", SetLastError = true)]
     internal static partial int SocketPair(int domain, int type, int protocol, int* sv);
 
-    // fcntl with a struct flock argument (F_OFD_SETLK and friends), for byte-range locks.
+    // fcntl with a struct flock argument (F_SETLK and friends), for byte-range locks.
     [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
     internal static partial int FcntlLock(int fd, int command, FileRegionLock* region);
 
@@ -126,8 +126,7 @@ internal static unsafe partial class Libc
 [StructLayout(LayoutKind.Explicit, Size = 32)]
 internal struct FileRegionLock
 {
-    internal const int F_OFD_GETLK = 36;
-    internal const int F_OFD_SETLK = 37;
+    internal const int F_SETLK = 6; // 64-bit Linux, where it is also F_SETLK64
     internal const short F_RDLCK = 0;
     internal const short F_WRLCK = 1;
     internal const short F_UNLCK = 2;
@@ -136,7 +135,7 @@ internal struct FileRegionLock
     [FieldOffset(2)] public short Whence; // SEEK_SET: Start is absolute
     [FieldOffset(8)] public long Start;   // first byte of the region
     [FieldOffset(16)] public long Length; // 0 means "to the end of the file, however long it gets"
-    [FieldOffset(24)] public int Pid;     // must be 0 for open-file-description locks
+    [FieldOffset(24)] public int Pid;     // filled in by F_GETLK only
 }
 
 /// <summary>One <c>struct timespec</c> (64-bit Linux).</summary>

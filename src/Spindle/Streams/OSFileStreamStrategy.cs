@@ -89,8 +89,8 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     internal sealed override void Unlock(long position, long length)
         => LockRegion(FileRegionLock.F_UNLCK, position, length);
 
-    // Open-file-description locks, as System.IO takes them on Linux: they belong to this handle, so two
-    // handles in one process conflict, and closing another descriptor of the file does not drop them.
+    // POSIX record locks, exactly as System.IO takes them (fcntl F_SETLK): they belong to the process, so
+    // two streams of one process never conflict, and closing any descriptor of the file drops them all.
     private unsafe void LockRegion(short type, long position, long length)
     {
         bool added = false;
@@ -102,7 +102,7 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
             int result;
             do
             {
-                result = Libc.FcntlLock(fd, FileRegionLock.F_OFD_SETLK, &region);
+                result = Libc.FcntlLock(fd, FileRegionLock.F_SETLK, &region);
             }
             while (result < 0 && Errno.Last == Errno.EINTR);
             if (result < 0)

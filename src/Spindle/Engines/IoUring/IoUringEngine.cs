@@ -66,6 +66,13 @@ internal sealed class IoUringEngine : FileIoEngine
             // does not take; System.IO's read(2) of zero bytes returns (or fails) at once, so do that.
             return SyncEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
+        if (HandleFacts.Of(handle).CharacterDevice)
+        {
+            // io_uring first tries a read without blocking, and a device driver may then stop early
+            // (/dev/zero after a page when the CPU is wanted elsewhere), a short count io_uring passes on
+            // for anything but files and block devices. System.IO's blocking read(2) on a pool thread does not.
+            return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+        }
         IoUringOperation operation = Rent();
         try
         {
@@ -121,6 +128,11 @@ internal sealed class IoUringEngine : FileIoEngine
             {
                 return new ValueTask<long>(cached);
             }
+        }
+        if (HandleFacts.Of(handle).CharacterDevice)
+        {
+            // As in ReadAsync: a device's non-blocking read may come back short.
+            return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
         IoUringOperation operation = Rent();
         try

@@ -29,7 +29,16 @@ internal sealed class HandleFacts
     /// <summary>A regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered write is a copy.</summary>
     public bool CachedWrites;
 
+    /// <summary>
+    /// A pipe, socket or character device: a read or write may wait for ever (for a peer, a terminal),
+    /// unlike regular files and block devices, whose operations always finish.
+    /// </summary>
+    public bool MayBlockIndefinitely;
+
     internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
+
+    /// <summary>Whether an operation on the handle may wait for ever (see <see cref="MayBlockIndefinitely"/>).</summary>
+    internal static bool MayBlock(SafeFileHandle handle) => Of(handle).MayBlockIndefinitely;
 
     private static unsafe HandleFacts Probe(SafeFileHandle handle)
     {
@@ -41,10 +50,12 @@ internal sealed class HandleFacts
             int fd = HandleIo.Fd(handle);
             StatxBuffer status;
             int flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
+            int type = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
+                ? status.Mode & LinuxConstants.S_IFMT
+                : 0;
+            facts.MayBlockIndefinitely = type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
-            bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0
-                && Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
-                && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
+            bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;
             // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
             if (cached && (flags & DsyncBit) == 0)

@@ -6,6 +6,10 @@ if (args.Length > 0 && args[0] == "exit-with-pending")
 {
     return ExitWithPending.Run();
 }
+if (args.Length > 2 && args[0] == "sync-over-async")
+{
+    return SyncOverAsync.Run(args[1], int.Parse(args[2]));
+}
 
 // Prints the engine in effect and which engines the Spindle meter saw operations on, after a few
 // asynchronous reads and writes on the process-wide engine.
@@ -112,6 +116,60 @@ static partial class ExitWithPending
         Directory.Delete(dir, recursive: true);
         Console.WriteLine($"pending={pending.Count(t => !t.IsCompleted)}");
         Console.WriteLine($"engine={SpindleRandomAccess.DefaultEngine}");
+        return 0;
+    }
+}
+
+// N pool threads each start a read and block on its result (sync-over-async), with the pool capped
+// at maxThreads: the reads must complete without the pool having a free thread for them, as System.IO's do.
+static class SyncOverAsync
+{
+    internal static int Run(string engineName, int maxThreads)
+    {
+        const int Callers = 200;
+        // Every read must really be asynchronous: no page-cache answer on the caller's thread.
+        AppContext.SetSwitch("Spindle.DisableReadFastPath", true);
+        System.Threading.ThreadPool.SetMinThreads(2, 2);
+        if (!System.Threading.ThreadPool.SetMaxThreads(maxThreads, maxThreads))
+        {
+            Console.WriteLine("error=setmaxthreads");
+            return 1;
+        }
+        string path = Path.Combine(Path.GetTempPath(), "spindle-probe-" + Guid.NewGuid().ToString("N"));
+        try
+        {
+            byte[] data = new byte[Callers * 16];
+            Random.Shared.NextBytes(data);
+            File.WriteAllBytes(path, data);
+            using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
+            bool system = engineName == "system";
+            IoEngine engine = system ? IoEngine.Auto : Enum.Parse<IoEngine>(engineName);
+            var callers = new Task<bool>[Callers];
+            for (int i = 0; i < Callers; i++)
+            {
+                int index = i;
+                callers[i] = Task.Run(() =>
+                {
+                    byte[] buffer = new byte[16];
+                    int read = system
+                        ? System.IO.RandomAccess.ReadAsync(handle, buffer, index * 16).AsTask().Result
+                        : SpindleRandomAccess.ReadAsync(handle, buffer, index * 16, engine).AsTask().Result;
+                    return read == 16 && buffer.AsSpan().SequenceEqual(data.AsSpan(index * 16, 16));
+                });
+            }
+            // The timeout only detects the starvation: a deadlocked pool never finishes.
+            bool finished = Task.WaitAll(callers, TimeSpan.FromSeconds(40));
+            Console.WriteLine($"finished={finished}");
+            Console.WriteLine($"correct={(finished ? callers.Count(t => t.Result) : 0)}");
+            Console.WriteLine($"threads={System.Threading.ThreadPool.ThreadCount}");
+        }
+        finally
+        {
+            File.Delete(path);
+        }
+        Console.Out.Flush();
+        // Threads a starved pool left blocked must not keep the process alive.
+        Environment.Exit(0);
         return 0;
     }
 }

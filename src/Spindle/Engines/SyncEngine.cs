@@ -1,9 +1,16 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.FastPath;
+using Spindle.Engines.ThreadPool;
 using Spindle.RandomAccess;
 
 namespace Spindle.Engines;
 
-/// <summary>The blocking system call on the caller's thread; every operation completes synchronously.</summary>
+/// <summary>
+/// The blocking system call on the caller's thread; every operation on a regular file or block device
+/// completes synchronously. Pipes, sockets and character devices go to the thread-pool engine (which
+/// gives them threads of their own): a read there may wait for a write the same caller makes next,
+/// and blocking the caller would deadlock where System.IO works.
+/// </summary>
 internal sealed class SyncEngine : FileIoEngine
 {
     internal static readonly SyncEngine Instance = new();
@@ -11,6 +18,16 @@ internal sealed class SyncEngine : FileIoEngine
     public override IoEngine Kind => IoEngine.Sync;
 
     public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    {
+        if (!buffer.IsEmpty && MayBlock(handle))
+        {
+            return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+        }
+        return Read(handle, buffer, fileOffset);
+    }
+
+    /// <summary>The read on the caller's thread, whatever the handle.</summary>
+    internal static ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset)
     {
         try
         {
@@ -24,6 +41,10 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (!buffer.IsEmpty && MayBlock(handle))
+        {
+            return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+        }
         try
         {
             HandleIo.Write(handle, buffer.Span, fileOffset);
@@ -37,6 +58,16 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (MayBlock(handle))
+        {
+            return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+        }
+        return ReadScatter(handle, buffers, fileOffset);
+    }
+
+    /// <summary>The scatter read on the caller's thread, whatever the handle.</summary>
+    internal static ValueTask<long> ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    {
         try
         {
             return new ValueTask<long>(HandleIo.ReadScatter(handle, buffers, fileOffset));
@@ -49,6 +80,10 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
+        if (MayBlock(handle))
+        {
+            return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+        }
         try
         {
             HandleIo.WriteGather(handle, buffers, fileOffset);
@@ -72,4 +107,6 @@ internal sealed class SyncEngine : FileIoEngine
             return ValueTask.FromException(e);
         }
     }
+
+    private static bool MayBlock(SafeFileHandle handle) => HandleFacts.MayBlock(handle);
 }

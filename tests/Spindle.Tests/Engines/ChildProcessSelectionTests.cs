@@ -9,7 +9,7 @@ public class ChildProcessSelectionTests
 {
     private static string ProbePath => Path.Combine(AppContext.BaseDirectory, "Spindle.EngineProbe.dll");
 
-    private static Dictionary<string, string> RunProbe(IDictionary<string, string?> environment, string? runtimeConfig = null, string? mode = null)
+    internal static Dictionary<string, string> RunProbe(IDictionary<string, string?> environment, string? runtimeConfig = null, string? mode = null, string[]? arguments = null)
     {
         var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
         start.ArgumentList.Add("exec");
@@ -22,6 +22,10 @@ public class ChildProcessSelectionTests
         if (mode is not null)
         {
             start.ArgumentList.Add(mode);
+        }
+        foreach (string argument in arguments ?? [])
+        {
+            start.ArgumentList.Add(argument);
         }
         start.Environment.Remove("SPINDLE_IO_ENGINE");
         foreach (var (key, value) in environment)

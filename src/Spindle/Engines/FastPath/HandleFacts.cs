@@ -32,7 +32,16 @@ internal sealed class HandleFacts
     /// <summary>A character device (<c>/dev/zero</c>, a terminal): its driver may return less when asked not to block.</summary>
     public bool CharacterDevice;
 
+    /// <summary>
+    /// A pipe, socket or character device: a read or write may wait for ever (for a peer, a terminal),
+    /// unlike regular files and block devices, whose operations always finish.
+    /// </summary>
+    public bool MayBlockIndefinitely;
+
     internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
+
+    /// <summary>Whether an operation on the handle may wait for ever (see <see cref="MayBlockIndefinitely"/>).</summary>
+    internal static bool MayBlock(SafeFileHandle handle) => Of(handle).MayBlockIndefinitely;
 
     private static unsafe HandleFacts Probe(SafeFileHandle handle)
     {
@@ -48,6 +57,7 @@ internal sealed class HandleFacts
                 ? status.Mode & LinuxConstants.S_IFMT
                 : 0;
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
+            facts.MayBlockIndefinitely = type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;

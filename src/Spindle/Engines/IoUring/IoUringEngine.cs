@@ -37,6 +37,13 @@ internal sealed class IoUringEngine : FileIoEngine
     /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
     internal const string DisableSwitch = "Spindle.DisableIoUring";
 
+    /// <summary>A second engine with a ring and threads of its own (tests that use the ring thread's seams), or null.</summary>
+    internal static IoUringEngine? CreatePrivate()
+    {
+        var engine = new IoUringEngine(new RingThread());
+        return engine.Thread.Start(engine, out _) ? engine : null;
+    }
+
     private static IoUringEngine? Create()
     {
         if (AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled)
@@ -64,7 +71,7 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             // A zero-byte read never blocks, but io_uring would wait on an empty pipe for data it then
             // does not take; System.IO's read(2) of zero bytes returns (or fails) at once, so do that.
-            return SyncEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+            return SyncEngine.Read(handle, buffer, fileOffset);
         }
         if (HandleFacts.Of(handle).CharacterDevice)
         {
@@ -73,7 +80,7 @@ internal sealed class IoUringEngine : FileIoEngine
             // for anything but files and block devices. System.IO's blocking read(2) on a pool thread does not.
             return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
-        IoUringOperation operation = Rent();
+        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
         try
         {
             operation.PrepareRead(handle, buffer, fileOffset, prefix);
@@ -104,7 +111,7 @@ internal sealed class IoUringEngine : FileIoEngine
             // System.IO makes no system call for an empty write either.
             return default;
         }
-        IoUringOperation operation = Rent();
+        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
         try
         {
             operation.PrepareWrite(handle, buffer, fileOffset);
@@ -134,7 +141,7 @@ internal sealed class IoUringEngine : FileIoEngine
             // As in ReadAsync: a device's non-blocking read may come back short.
             return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
-        IoUringOperation operation = Rent();
+        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
         try
         {
             operation.PrepareReadVectors(handle, buffers, fileOffset);
@@ -153,7 +160,7 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             // Only empty buffers: like a zero-byte read, done at once (see ReadAsync).
             Abandon(operation);
-            return SyncEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+            return SyncEngine.ReadScatter(handle, buffers, fileOffset);
         }
         short version = operation.Version;
         Start(operation, cancellationToken);
@@ -171,7 +178,7 @@ internal sealed class IoUringEngine : FileIoEngine
             // As in WriteAsync: io_uring would hand this write to an io-wq worker.
             return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
-        IoUringOperation operation = Rent();
+        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
         try
         {
             operation.PrepareWriteVectors(handle, buffers, fileOffset);
@@ -193,7 +200,7 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
     {
-        IoUringOperation operation = Rent();
+        IoUringOperation operation = Rent(mayBlock: false); // fsync always finishes
         try
         {
             operation.PrepareFsync(handle);
@@ -232,7 +239,12 @@ internal sealed class IoUringEngine : FileIoEngine
         _pool.Return(operation);
     }
 
-    private IoUringOperation Rent() => _pool.TryRent() ?? CreateOperation();
+    private IoUringOperation Rent(bool mayBlock)
+    {
+        IoUringOperation operation = _pool.TryRent() ?? CreateOperation();
+        operation.MayBlock = mayBlock;
+        return operation;
+    }
 
     private IoUringOperation CreateOperation()
     {

@@ -17,7 +17,7 @@ namespace Spindle.Engines.IoUring;
 /// ring thread touches it until it completes, which happens only after the kernel's last completion
 /// for it, so the buffers and the descriptor outlive every use the kernel makes of them.
 /// </summary>
-internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource
+internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource, IThreadPoolWorkItem
 {
     internal enum OperationState : byte
     {
@@ -38,7 +38,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
 
     private readonly IoUringEngine _engine;
-    private ManualResetValueTaskSourceCore<long> _core;     // completed by the CompletionDispatcher on a pool thread, never on the ring thread
+    private ManualResetValueTaskSourceCore<long> _core;     // completed on a completion thread (RingThread.Completions), never on the ring thread
     private long _result;                                    // what the operation returns, set by the ring thread before delivery
     private Exception? _error;                               // or how it failed
     private OperationKind _kind;
@@ -67,7 +67,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     {
         _engine = engine;
         Id = id;
-        // Continuations run inline on the pool thread of the CompletionDispatcher that delivers the result.
+        // Continuations run inline on the completion thread that delivers the result.
         _core.RunContinuationsAsynchronously = false;
     }
 
@@ -81,6 +81,12 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     internal OperationState State { get; set; }
 
     internal bool CancelRequested => _cancelRequested;
+
+    /// <summary>
+    /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
+    /// lane for such operations. Set by the engine before queueing.
+    /// </summary>
+    internal bool MayBlock { get; set; }
 
     internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
 
@@ -420,8 +426,11 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         State = OperationState.Idle;
         _result = result;
         _error = error;
-        _engine.Thread.Dispatcher.Deliver(this);
+        _engine.Thread.Completions.Queue(this);
     }
+
+    /// <summary>Runs on a completion thread: completes the task.</summary>
+    void IThreadPoolWorkItem.Execute() => CompleteTask();
 
     /// <summary>Completes the task, running its continuation inline (on a dispatcher pool thread).</summary>
     internal void CompleteTask()

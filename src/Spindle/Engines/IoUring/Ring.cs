@@ -12,14 +12,20 @@ namespace Spindle.Engines.IoUring;
 internal sealed unsafe class Ring
 {
     // Setup flags to try, best first; an older kernel rejects the newer ones with EINVAL.
+    // A large CQ ring (CQSIZE) gives operations on pipes and sockets, which may wait for ever, room of
+    // their own without a large SQ ring.
     private static readonly uint[] s_flagSets =
     [
-        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
-        IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
-        IORING_SETUP_SUBMIT_ALL,
+        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
+        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
+        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
+        IORING_SETUP_CQSIZE,
         0,
     ];
+
+    /// <summary>The CQ ring size asked for with IORING_SETUP_CQSIZE (else the kernel makes it twice the SQ ring).</summary>
+    internal const uint CompletionEntries = 4096;
 
     private readonly int _fd;
     private readonly byte* _sqRing;      // mapping of the SQ ring (and of the CQ ring with IORING_FEAT_SINGLE_MMAP)
@@ -103,6 +109,10 @@ internal sealed unsafe class Ring
         {
             IoUringParams p = default;
             p.Flags = flags;
+            if ((flags & IORING_SETUP_CQSIZE) != 0)
+            {
+                p.CqEntries = CompletionEntries;
+            }
             int fd = IoUringSyscalls.Setup(entries, &p);
             if (fd < 0)
             {

@@ -11,28 +11,34 @@ namespace Spindle.Engines.IoUring;
 /// operations whose CQEs arrive. Callers never make a system call unless the thread sleeps, and then
 /// one eventfd write wakes it (a standing read on the eventfd completes). At most as many SQEs are
 /// in flight as the CQ ring has entries, so the CQ ring cannot overflow; further operations wait in
-/// the queue. The thread is a background thread: process exit does not wait for it.
+/// the queue. Operations that may wait for ever (pipes, sockets, character devices) have a lane and a
+/// budget of their own (<see cref="PendingLane"/>; half the CQ ring) and the others never wait behind
+/// them; a queued operation whose token is cancelled completes at once. The thread is a background
+/// thread: process exit does not wait for it.
 /// </summary>
 internal sealed unsafe class RingThread
 {
-    private const uint Entries = 256;                   // SQ ring size; the kernel makes the CQ ring twice as large
+    private const uint Entries = 256;                   // SQ ring size (the CQ ring: Ring.CompletionEntries, or twice this on old kernels)
     private const ulong WakeTag = ulong.MaxValue;       // user data of the standing eventfd read
     private const ulong CancelTag = ulong.MaxValue - 1; // user data of ASYNC_CANCEL requests (their CQEs carry nothing we need)
 
-    private readonly ConcurrentQueue<IoUringOperation> _pending = new();                   // prepared by callers, not yet on the ring
+    private readonly PendingLane _regular = new();   // regular files and block devices: always finish
+    private readonly PendingLane _blocking = new();  // pipes, sockets, character devices: may wait for ever
     private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
-    private readonly Queue<IoUringOperation> _retries = new();                             // need another SQE (ring thread only)
-    // Taken from a queue but not yet placed because the SQ ring was full. (ConcurrentQueue.TryPeek
-    // is avoided: it pins the queue's segment and makes every later enqueue allocate.)
-    private IoUringOperation? _carried;
+    // Need another SQE (ring thread only); entries carry the generation as in PendingLane.
+    private readonly Queue<(IoUringOperation Operation, uint Generation)> _retries = new();
     private (IoUringOperation Operation, uint Generation)? _carriedCancel;
     private IoUringEngine _engine = null!;
 
     /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
     internal uint SetupFlags => _ring.SetupFlags;
 
-    /// <summary>Runs the continuations of completed operations on the thread pool.</summary>
-    internal CompletionDispatcher Dispatcher { get; } = new();
+    /// <summary>
+    /// Runs the continuations of completed operations, on Spindle's own threads rather than the thread
+    /// pool: a completion must arrive even when every pool thread is blocked waiting for one.
+    /// </summary>
+    internal WorkerThreads Completions { get; } = WorkerThreads.CreateCompletionPort("Spindle io_uring completions");
+
 
     private Ring _ring = null!;
     private int _wakeFd = -1;            // eventfd that callers write to wake the thread
@@ -40,6 +46,22 @@ internal sealed unsafe class RingThread
     private bool _wakeArmed;             // whether the eventfd read is on the ring
     private int _sleeping;               // 1 while the thread is (about to be) blocked in io_uring_enter
     private int _inFlight;               // SQEs submitted whose CQEs have not been reaped (≤ CQ entries)
+    private int _maxInFlight;            // the most SQEs ever in flight at once (for tests)
+
+    /// <summary>The most SQEs ever in flight at once; never more than the CQ ring holds.</summary>
+    internal int MaxInFlight => Volatile.Read(ref _maxInFlight);
+
+    /// <summary>How many completions the CQ ring holds.</summary>
+    internal uint CqEntries => _ring.CqEntries;
+
+    /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
+    internal int BlockingBudget => _blocking.Budget;
+
+    /// <summary>
+    /// Test seam (tests on a private engine only): while set, the thread leaves callers' operations in
+    /// the pending queue, as when the ring has no room, so that a test can act on a queued operation.
+    /// </summary>
+    internal volatile bool HoldPending;
 
     /// <summary>Starts the thread and waits until it has set up the ring (or failed to).</summary>
     internal bool Start(IoUringEngine engine, out string? reason)
@@ -61,6 +83,9 @@ internal sealed unsafe class RingThread
             if (ready)
             {
                 _ring = ring!;
+                // Half the room for each class, less the reserve, which belongs to neither.
+                _blocking.Budget = (int)ring!.CqEntries / 2;
+                _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget;
                 _wakeFd = wakeFd;
                 _wakeBuffer = (ulong*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(8, 8);
             }
@@ -86,7 +111,7 @@ internal sealed unsafe class RingThread
     /// <summary>Queues a prepared operation (any thread).</summary>
     internal void Submit(IoUringOperation operation)
     {
-        _pending.Enqueue(operation);
+        (operation.MayBlock ? _blocking : _regular).Enqueue(operation);
         WakeIfSleeping();
     }
 
@@ -117,7 +142,7 @@ internal sealed unsafe class RingThread
                 Reap();
                 Fill();
                 bool wait = false;
-                if (!_ring.HasCompletion && (_retries.Count == 0 || !HasRoom))
+                if (!_ring.HasCompletion && (_retries.Count == 0 || !HasRoomFor(_retries.Peek().Operation)))
                 {
                     Volatile.Write(ref _sleeping, 1);
                     Interlocked.MemoryBarrier();
@@ -171,13 +196,18 @@ internal sealed unsafe class RingThread
     // read) always find room: otherwise a ring full of reads on silent pipes could never be cancelled.
     private const int CancelReserve = 32;
 
-    private bool HasRoom => _inFlight < _ring.CqEntries - CancelReserve;
+    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : _regular;
+
+    // The lanes' budgets add up to the CQ ring less the reserve, so operations never take the reserve.
+    private bool HasRoomFor(IoUringOperation operation) => LaneOf(operation).HasRoom;
 
     private bool HasRoomForCancel => _inFlight < _ring.CqEntries;
 
     private bool CanPlaceMore()
-        => (HasRoom && (_retries.Count > 0 || _carried is not null || !_pending.IsEmpty))
-        || (HasRoomForCancel && (_carriedCancel is not null || !_cancels.IsEmpty));
+        => (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation))
+        || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace))
+        || !_cancels.IsEmpty
+        || (_carriedCancel is not null && HasRoomForCancel);
 
     private void Reap()
     {
@@ -198,10 +228,11 @@ internal sealed unsafe class RingThread
             {
                 continue;
             }
+            LaneOf(operation).InFlight--;
             operation.State = IoUringOperation.OperationState.Queued;
             if (operation.OnCompletion(result))
             {
-                _retries.Enqueue(operation);
+                _retries.Enqueue((operation, operation.Generation));
             }
         }
     }
@@ -212,27 +243,28 @@ internal sealed unsafe class RingThread
         {
             _wakeArmed = true;
         }
-        while (_retries.Count > 0 && HasRoom)
-        {
-            IoUringOperation operation = _retries.Peek();
-            if (operation.CancelRequested)
-            {
-                _retries.Dequeue();
-                operation.Cancel();
-                continue;
-            }
-            if (!TryPlace(operation))
-            {
-                return;
-            }
-            _retries.Dequeue();
-        }
-        while (HasRoomForCancel && TakeCancel(out var cancel))
+        // Cancellations first: a queued operation completes as cancelled at once, whatever the room.
+        while (TakeCancel(out var cancel))
         {
             IoUringOperation target = cancel.Operation;
-            // Only an operation the kernel holds needs ASYNC_CANCEL; queued ones see their flag.
-            if (target.State == IoUringOperation.OperationState.InKernel && target.Generation == cancel.Generation)
+            if (target.Generation != cancel.Generation)
             {
+                continue; // completed (and perhaps reused) already
+            }
+            if (target.State == IoUringOperation.OperationState.Queued)
+            {
+                // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later.
+                target.Cancel();
+                continue;
+            }
+            // Only an operation the kernel holds needs ASYNC_CANCEL.
+            if (target.State == IoUringOperation.OperationState.InKernel)
+            {
+                if (!HasRoomForCancel)
+                {
+                    _carriedCancel = cancel;
+                    break;
+                }
                 IoUringSqe* sqe = _ring.TryGetSqe();
                 if (sqe == null)
                 {
@@ -246,7 +278,36 @@ internal sealed unsafe class RingThread
                 _inFlight++;
             }
         }
-        while (HasRoom && TakePending(out IoUringOperation? operation))
+        while (_retries.Count > 0)
+        {
+            var (operation, generation) = _retries.Peek();
+            if (!IsQueued(operation, generation))
+            {
+                _retries.Dequeue();
+                continue;
+            }
+            if (operation.CancelRequested)
+            {
+                _retries.Dequeue();
+                operation.Cancel();
+                continue;
+            }
+            if (!HasRoomFor(operation) || !TryPlace(operation))
+            {
+                break;
+            }
+            _retries.Dequeue();
+        }
+        if (!HoldPending && Place(_regular))
+        {
+            Place(_blocking);
+        }
+    }
+
+    /// <summary>Places a lane's operations while it has room; false when the SQ ring is full.</summary>
+    private bool Place(PendingLane lane)
+    {
+        while (lane.HasRoom && lane.TryTake(out IoUringOperation operation))
         {
             if (operation.CancelRequested)
             {
@@ -255,11 +316,16 @@ internal sealed unsafe class RingThread
             }
             if (!TryPlace(operation))
             {
-                _carried = operation;
-                return;
+                lane.CarryOver(operation);
+                return false;
             }
         }
+        return true;
     }
+
+    // A queue entry is live while the operation is still that generation and not yet completed.
+    private static bool IsQueued(IoUringOperation operation, uint generation)
+        => operation.Generation == generation && operation.State == IoUringOperation.OperationState.Queued;
 
     private bool TakeCancel(out (IoUringOperation Operation, uint Generation) cancel)
     {
@@ -272,17 +338,6 @@ internal sealed unsafe class RingThread
         return _cancels.TryDequeue(out cancel);
     }
 
-    private bool TakePending([System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out IoUringOperation? operation)
-    {
-        if (_carried is not null)
-        {
-            operation = _carried;
-            _carried = null;
-            return true;
-        }
-        return _pending.TryDequeue(out operation);
-    }
-
     private bool TryPlace(IoUringOperation operation)
     {
         if (SyscallFaults.Enabled)
@@ -293,7 +348,7 @@ internal sealed unsafe class RingThread
                 // The test seam answers for the kernel, as a CQE with -errno would.
                 if (operation.OnCompletion(-injected))
                 {
-                    _retries.Enqueue(operation);
+                    _retries.Enqueue((operation, operation.Generation));
                 }
                 return true;
             }
@@ -305,7 +360,11 @@ internal sealed unsafe class RingThread
         }
         operation.FillSqe(sqe);
         operation.State = IoUringOperation.OperationState.InKernel;
-        _inFlight++;
+        if (++_inFlight > _maxInFlight)
+        {
+            _maxInFlight = _inFlight;
+        }
+        LaneOf(operation).InFlight++;
         return true;
     }
 

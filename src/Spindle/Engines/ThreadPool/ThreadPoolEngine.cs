@@ -4,8 +4,13 @@ using Spindle.Engines.FastPath;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// What .NET does on Unix: each operation is a blocking system call on a thread-pool thread. Cached
-/// reads complete on the caller's thread through the page-cache fast path first.
+/// What .NET does on Unix: each operation is a blocking system call on a thread-pool thread, queued
+/// like System.IO's (to the caller's local queue when the caller is a pool thread, which the runtime
+/// moves to its high-priority queue if that caller then blocks waiting for the result, so
+/// sync-over-async does not starve). Cached reads complete on the caller's thread through the
+/// page-cache fast path first. Operations on pipes, sockets and character devices, which may wait for
+/// ever, run on threads of their own (<see cref="WorkerThreads.Blocking"/>) and never hold a pool
+/// thread that another operation needs.
 /// </summary>
 internal sealed class ThreadPoolEngine : FileIoEngine
 {
@@ -25,7 +30,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
         ThreadPoolOperation operation = Rent();
         operation.PrepareRead(handle, buffer, fileOffset, prefix, cancellationToken);
-        return new ValueTask<int>(Queue(operation), operation.Version);
+        return new ValueTask<int>(Queue(operation, handle), operation.Version);
     }
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -36,7 +41,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         ThreadPoolOperation operation = Rent();
         operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
-        return new ValueTask(Queue(operation), operation.Version);
+        return new ValueTask(Queue(operation, handle), operation.Version);
     }
 
     public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -51,7 +56,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         ThreadPoolOperation operation = Rent();
         operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
-        return new ValueTask<long>(Queue(operation), operation.Version);
+        return new ValueTask<long>(Queue(operation, handle), operation.Version);
     }
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -62,21 +67,30 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         ThreadPoolOperation operation = Rent();
         operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
-        return new ValueTask(Queue(operation), operation.Version);
+        return new ValueTask(Queue(operation, handle), operation.Version);
     }
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
     {
         ThreadPoolOperation operation = Rent();
         operation.PrepareFlush(handle, cancellationToken);
-        return new ValueTask(Queue(operation), operation.Version);
+        return new ValueTask(Queue(operation, handle), operation.Version);
     }
 
     private ThreadPoolOperation Rent() => _pool.TryRent() ?? new ThreadPoolOperation(_pool);
 
-    private static ThreadPoolOperation Queue(ThreadPoolOperation operation)
+    private static ThreadPoolOperation Queue(ThreadPoolOperation operation, SafeFileHandle handle)
     {
-        System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: false);
+        if (HandleFacts.MayBlock(handle))
+        {
+            WorkerThreads.Blocking.Queue(operation);
+        }
+        else
+        {
+            // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
+            // hands the item to the next free thread first (global items would run before it).
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
+        }
         return operation;
     }
 }

@@ -1,0 +1,59 @@
+using System.Collections.Concurrent;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// Operations callers prepared that are not yet on the ring, of one class (regular files and block
+/// devices, or handles that may wait for ever), and how many of that class are in the kernel. Each
+/// class has its own budget of CQ slots, so one class can never take the other's room. Entries carry
+/// the operation's generation: an operation cancelled while queued completes at once and may be reused
+/// before the ring thread reaches its stale entry, which the generation then tells apart.
+/// </summary>
+internal sealed class PendingLane
+{
+    private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _queue = new();
+    // Taken from the queue but not yet placed for want of room. (ConcurrentQueue.TryPeek is avoided:
+    // it pins the queue's segment and makes every later enqueue allocate.)
+    private (IoUringOperation Operation, uint Generation)? _carried;
+
+    /// <summary>The most operations of this class the kernel may hold at once.</summary>
+    internal int Budget { get; set; }
+
+    /// <summary>Operations of this class in the kernel now (ring thread).</summary>
+    internal int InFlight { get; set; }
+
+    internal bool HasRoom => InFlight < Budget;
+
+    /// <summary>Whether an operation waits and there is room for it (ring thread).</summary>
+    internal bool CanPlace => HasRoom && (_carried is not null || !_queue.IsEmpty);
+
+    /// <summary>Queues an armed operation (any thread).</summary>
+    internal void Enqueue(IoUringOperation operation) => _queue.Enqueue((operation, operation.Generation));
+
+    /// <summary>The next live entry (ring thread); stale entries of completed operations are dropped.</summary>
+    internal bool TryTake(out IoUringOperation operation)
+    {
+        while (true)
+        {
+            (IoUringOperation Operation, uint Generation) entry;
+            if (_carried is { } carried)
+            {
+                entry = carried;
+                _carried = null;
+            }
+            else if (!_queue.TryDequeue(out entry))
+            {
+                operation = null!;
+                return false;
+            }
+            if (entry.Operation.Generation == entry.Generation && entry.Operation.State == IoUringOperation.OperationState.Queued)
+            {
+                operation = entry.Operation;
+                return true;
+            }
+        }
+    }
+
+    /// <summary>Puts back the operation just taken, to be placed first next time (ring thread).</summary>
+    internal void CarryOver(IoUringOperation operation) => _carried = (operation, operation.Generation);
+}

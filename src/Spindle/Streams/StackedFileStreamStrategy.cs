@@ -144,29 +144,13 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
     }
 
-    // ---- Array and APM forms: each layer implements the span and memory forms ----
+    // ---- Array forms (the asynchronous and APM ones are FileStreamStrategy's): each layer implements the span forms ----
 
     public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
 
     public override void Write(byte[] buffer, int offset, int count) => Write(new ReadOnlySpan<byte>(buffer, offset, count));
 
     public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
-
-    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public sealed override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public sealed override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public sealed override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
-
-    public sealed override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public sealed override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
 
     // ---- Disposal ----
 

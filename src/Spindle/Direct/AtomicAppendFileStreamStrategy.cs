@@ -79,7 +79,7 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
 
     public override async ValueTask<int> ReadAsync(Memory<byte> buffer, CancellationToken cancellationToken = default)
     {
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureReadable(); // disposed while this call waited for its turn
@@ -88,7 +88,7 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 
@@ -120,7 +120,7 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        Task turn = AsyncLock.WaitAsync(cancellationToken);
+        Task turn = Turns.WaitAsync(cancellationToken);
         if (!turn.IsCompletedSuccessfully)
         {
             return WriteInTurnAsync(turn, buffer);
@@ -131,7 +131,7 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
         return default;
     }
@@ -145,7 +145,7 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 

@@ -56,7 +56,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         _owner = pool.Rent(WindowSize(bufferSize, alignment));
         _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
         // Now, not on first use: a Dispose racing with a first asynchronous call must find the lock and wait.
-        EnsureAsyncLock();
+        CreateTurnsNow();
     }
 
     /// <summary>
@@ -98,10 +98,22 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
 
     public override void SetLength(long value)
     {
-        FlushWindow();
-        _os.SetLength(value);
-        _windowStart = -1; // the window may describe bytes that are gone
+        Turns.Wait();
+        try
+        {
+            EnsureNotClosed();
+            FlushWindow();
+            _os.SetLength(value);
+            _windowStart = -1; // the window may describe bytes that are gone
+        }
+        finally
+        {
+            EndTurn();
+        }
     }
+
+    // The kernel reads into and writes from the window: a Dispose on another thread waits for a synchronous call too.
+    private protected override bool SyncCallsTakeTurns => true;
 
     private protected override void FlushBuffers() => FlushWindow();
 
@@ -118,6 +130,20 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
     public override int Read(Span<byte> destination)
     {
         EnsureReadable();
+        Turns.Wait();
+        try
+        {
+            EnsureNotClosed(); // disposed while this call waited for its turn
+            return ReadInTurn(destination);
+        }
+        finally
+        {
+            EndTurn();
+        }
+    }
+
+    private int ReadInTurn(Span<byte> destination)
+    {
         long position = Position;
         int total = 0;
         while (destination.Length > 0)
@@ -147,6 +173,20 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
     public override void Write(ReadOnlySpan<byte> source)
     {
         EnsureWritable();
+        Turns.Wait();
+        try
+        {
+            EnsureNotClosed(); // disposed while this call waited for its turn
+            WriteInTurn(source);
+        }
+        finally
+        {
+            EndTurn();
+        }
+    }
+
+    private void WriteInTurn(ReadOnlySpan<byte> source)
+    {
         long position = Position;
         while (source.Length > 0)
         {
@@ -192,7 +232,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
     public override async ValueTask<int> ReadAsync(Memory<byte> destination, CancellationToken cancellationToken = default)
     {
         EnsureReadable();
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureNotClosed(); // disposed while this call waited for its turn
@@ -223,14 +263,14 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 
     public override async ValueTask WriteAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
     {
         EnsureWritable();
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureNotClosed(); // disposed while this call waited for its turn
@@ -255,7 +295,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 

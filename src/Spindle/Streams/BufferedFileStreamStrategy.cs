@@ -374,7 +374,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
             return ReadFromUnseekableAsync(buffer, cancellationToken);
         }
 
-        SemaphoreSlim semaphore = AsyncLock;
+        SemaphoreSlim semaphore = Turns;
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
         if (semaphoreLockTask.IsCompletedSuccessfully && _writePos == 0)
         {
@@ -469,14 +469,14 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private async ValueTask<int> ReadFromUnseekableAsync(Memory<byte> destination, CancellationToken cancellationToken)
     {
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureNotClosed(); // disposed while this call waited for its turn
@@ -492,7 +492,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 
@@ -509,7 +509,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
             return WriteToUnseekableAsync(buffer, cancellationToken);
         }
 
-        SemaphoreSlim semaphore = AsyncLock;
+        SemaphoreSlim semaphore = Turns;
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
         if (semaphoreLockTask.IsCompletedSuccessfully)
         {
@@ -548,7 +548,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask WriteToUnseekableAsync(ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
     {
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureNotClosed(); // disposed while this call waited for its turn
@@ -561,7 +561,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 
@@ -609,7 +609,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
     }
 
@@ -652,7 +652,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
     private async Task CopyToAsyncCore(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         // Buffered bytes first, then the rest of the file straight from the layer below.
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureNotClosed(); // disposed while this call waited for its turn
@@ -670,7 +670,7 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
         }
         finally
         {
-            ReleaseAsyncLock();
+            EndTurn();
         }
         await _os.CopyToAsync(destination, bufferSize, cancellationToken).ConfigureAwait(false);
     }

@@ -67,22 +67,6 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
 
     public sealed override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
 
-    public sealed override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public sealed override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public sealed override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public sealed override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
-
-    public sealed override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public sealed override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
-
     internal sealed override void Lock(long position, long length)
         => LockRegion(CanWrite ? FileRegionLock.F_WRLCK : FileRegionLock.F_RDLCK, position, length);
 

@@ -6,7 +6,8 @@ namespace Spindle.Streams;
 /// <summary>
 /// A layer stacked on the OS strategy that holds data of its own: the ordinary buffer, the O_DIRECT window or the
 /// atomic-append buffer. It owns the lifetime rules they share: asynchronous operations take turns through one
-/// lock; Dispose waits for the operation whose turn it is (the kernel may be using the layer's memory), writes
+/// lock (synchronous ones too where the kernel uses the layer's memory: the O_DIRECT window); Dispose waits for
+/// the operation whose turn it is (the kernel may be using the layer's memory), writes
 /// what is buffered, closes the layer below and releases the layer's memory exactly once, also when the handle
 /// was closed first; a forgotten stream does the same from its finalizer. Each layer keeps only its buffering.
 /// </summary>
@@ -15,8 +16,9 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     // The layer below: owns the handle and the position. Typed as the OS layer (the only one a layer is stacked on)
     // so that its sealed members (IsClosed, CanRead, CanWrite) are direct calls the JIT inlines on every call.
     private protected readonly OSFileStreamStrategy _os;
-    // Serialises asynchronous operations and Dispose; created on first use (or eagerly, see EnsureAsyncLock).
-    private SemaphoreSlim? _asyncLock;
+    // Whose turn it is: serialises asynchronous operations (and synchronous ones, see SyncCallsTakeTurns) with
+    // Dispose; created on first use (or eagerly, see CreateTurnsNow).
+    private SemaphoreSlim? _turns;
     // 1 once ReleaseMemory ran.
     private int _released;
 
@@ -48,9 +50,20 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     {
         get
         {
-            if (!_os.IsClosed)
+            bool inTurn = EnterSyncTurn();
+            try
             {
-                FlushBuffers();
+                if (!_os.IsClosed)
+                {
+                    FlushBuffers();
+                }
+            }
+            finally
+            {
+                if (inTurn)
+                {
+                    EndTurn();
+                }
             }
             return _os.SafeFileHandle;
         }
@@ -59,7 +72,19 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     internal sealed override void Flush(bool flushToDisk)
     {
         EnsureNotClosed();
-        FlushBuffers();
+        bool inTurn = EnterSyncTurn();
+        try
+        {
+            EnsureNotClosed();
+            FlushBuffers();
+        }
+        finally
+        {
+            if (inTurn)
+            {
+                EndTurn();
+            }
+        }
         _os.Flush(flushToDisk);
     }
 
@@ -75,7 +100,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 
     private async Task FlushInTurnAsync(CancellationToken cancellationToken)
     {
-        await AsyncLock.WaitAsync(cancellationToken).ConfigureAwait(false);
+        await Turns.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
             EnsureNotClosed(); // disposed while this flush waited for its turn
@@ -83,11 +108,29 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _asyncLock!.Release();
+            _turns!.Release();
         }
     }
 
-    /// <summary>Writes the layer's pending bytes and gives back read-ahead; the OS caches are not flushed.</summary>
+    /// <summary>
+    /// Whether synchronous calls take turns too: true for a layer whose memory the kernel reads into and writes
+    /// from, so that a Dispose on another thread cannot free it under a synchronous call. The ordinary and the
+    /// atomic-append buffers are managed arrays (and the ordinary buffer's calls are the hot path): false.
+    /// </summary>
+    private protected virtual bool SyncCallsTakeTurns => false;
+
+    /// <summary>Takes the turn for a synchronous call if <see cref="SyncCallsTakeTurns"/>; returns whether it did.</summary>
+    private protected bool EnterSyncTurn()
+    {
+        if (!SyncCallsTakeTurns)
+        {
+            return false;
+        }
+        Turns.Wait();
+        return true;
+    }
+
+    /// <summary>Writes the layer's pending bytes and gives back read-ahead; the OS caches are not flushed. Called in the caller's turn.</summary>
     private protected abstract void FlushBuffers();
 
     /// <summary><see cref="FlushBuffers"/> on the engine; called by the holder of the asynchronous lock.</summary>
@@ -100,20 +143,20 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 
     // ---- The asynchronous lock ----
 
-    /// <summary>The lock asynchronous operations take turns with; created once even when two threads ask at once.</summary>
-    private protected SemaphoreSlim AsyncLock =>
-        Volatile.Read(ref _asyncLock) ??
-        Interlocked.CompareExchange(ref _asyncLock, new SemaphoreSlim(1, 1), null) ??
-        _asyncLock;
+    /// <summary>The lock operations take turns with; created once even when two threads ask at once.</summary>
+    private protected SemaphoreSlim Turns =>
+        Volatile.Read(ref _turns) ??
+        Interlocked.CompareExchange(ref _turns, new SemaphoreSlim(1, 1), null) ??
+        _turns;
 
     /// <summary>
     /// Creates the lock now: a layer whose memory the kernel uses calls this in its constructor, so that a Dispose
     /// racing with a first asynchronous operation on another thread still finds the lock and waits.
     /// </summary>
-    private protected void EnsureAsyncLock() => _ = AsyncLock;
+    private protected void CreateTurnsNow() => _ = Turns;
 
-    /// <summary>Ends an asynchronous operation's turn.</summary>
-    private protected void ReleaseAsyncLock() => _asyncLock!.Release();
+    /// <summary>Ends an operation's turn.</summary>
+    private protected void EndTurn() => _turns!.Release();
 
     // ---- Checks ----
 
@@ -126,25 +169,27 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
     }
 
+    // CanRead and CanWrite are false once the handle is closed: asked first, a Dispose racing with the call still
+    // gives ObjectDisposedException rather than NotSupportedException.
     private protected void EnsureReadable()
     {
-        EnsureNotClosed();
         if (!_os.CanRead)
         {
+            EnsureNotClosed();
             StreamThrowHelper.ThrowUnreadable();
         }
     }
 
     private protected void EnsureWritable()
     {
-        EnsureNotClosed();
         if (!_os.CanWrite)
         {
+            EnsureNotClosed();
             StreamThrowHelper.ThrowUnwritable();
         }
     }
 
-    // ---- Array and APM forms: each layer implements the span and memory forms ----
+    // ---- Array forms (the asynchronous and APM ones are FileStreamStrategy's): each layer implements the span forms ----
 
     public override int Read(byte[] buffer, int offset, int count) => Read(new Span<byte>(buffer, offset, count));
 
@@ -152,30 +197,14 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 
     public override void WriteByte(byte value) => Write(new ReadOnlySpan<byte>(in value));
 
-    public override Task<int> ReadAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => ReadAsync(new Memory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public sealed override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken)
-        => WriteAsync(new ReadOnlyMemory<byte>(buffer, offset, count), cancellationToken).AsTask();
-
-    public sealed override IAsyncResult BeginRead(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(ReadAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public sealed override int EndRead(IAsyncResult asyncResult) => TaskToAsyncResult.End<int>(asyncResult);
-
-    public sealed override IAsyncResult BeginWrite(byte[] buffer, int offset, int count, AsyncCallback? callback, object? state)
-        => TaskToAsyncResult.Begin(WriteAsync(buffer, offset, count, CancellationToken.None), callback, state);
-
-    public sealed override void EndWrite(IAsyncResult asyncResult) => TaskToAsyncResult.End(asyncResult);
-
     // ---- Disposal ----
 
     protected sealed override void Dispose(bool disposing)
     {
         // The operation whose turn it is may have the kernel reading into or writing from the layer's memory: wait
         // for it; operations queued behind Dispose then find the stream closed. A finalizer never waits: while an
-        // operation runs, its continuation keeps the stream reachable, so none runs when the finalizer does.
-        SemaphoreSlim? turn = disposing ? Volatile.Read(ref _asyncLock) : null;
+        // operation runs, it (or its continuation) keeps the stream reachable, so none runs when the finalizer does.
+        SemaphoreSlim? turn = disposing ? Volatile.Read(ref _turns) : null;
         turn?.Wait();
         try
         {
@@ -204,7 +233,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 
     public sealed override async ValueTask DisposeAsync()
     {
-        SemaphoreSlim? turn = Volatile.Read(ref _asyncLock);
+        SemaphoreSlim? turn = Volatile.Read(ref _turns);
         if (turn is not null)
         {
             await turn.WaitAsync().ConfigureAwait(false);

@@ -101,6 +101,60 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         }
     });
 
+    /// <summary>
+    /// A synchronous read or write on one thread and Dispose on another (a race FileStream survives because its buffer
+    /// is managed): the window goes back only after the call that uses it, which otherwise ends with ObjectDisposedException.
+    /// </summary>
+    [Fact]
+    public Task Disposing_a_direct_stream_during_a_synchronous_call_on_another_thread_never_frees_the_window_under_it() => Bounded(async () =>
+    {
+        using var dir = DirectIOTests.DiskDirectory();
+        string source = dir.File("source");
+        byte[] content = Pattern(4 * Window, 6);
+        File.WriteAllBytes(source, content);
+        int overwritten = 0, refused = 0;
+        for (int trial = 0; trial < 40; trial++)
+        {
+            bool write = trial % 2 == 1;
+            var stream = OpenDirect(source, IoEngine.Auto, FileMode.Open);
+            int go = 0;
+            Task call = Task.Factory.StartNew(() =>
+            {
+                while (Volatile.Read(ref go) == 0)
+                {
+                }
+                if (write)
+                {
+                    stream.Write(content.AsSpan(0, 3 * Window)); // flushes the window twice
+                }
+                else
+                {
+                    stream.Read(new byte[1]);
+                }
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            Volatile.Write(ref go, 1);
+            Thread.SpinWait(trial * 50);
+            stream.Dispose();
+            using IMemoryOwner<byte> other = AlignedMemoryPool.Shared.Rent(Window);
+            other.Memory.Span.Fill(0xEE);
+            try
+            {
+                await call;
+            }
+            catch (ObjectDisposedException)
+            {
+                refused++;
+            }
+            if (other.Memory.Span.IndexOfAnyExcept((byte)0xEE) >= 0)
+            {
+                overwritten++;
+            }
+            Assert.True(content.AsSpan().SequenceEqual(File.ReadAllBytes(source)), $"trial {trial}: the file changed");
+        }
+        output.WriteLine($"{overwritten} of 40 re-rented windows overwritten, {refused} calls refused after dispose");
+        Assert.Equal(0, overwritten);
+    });
+
     /// <summary>With the pool's slot for the window's size full, a returned window is freed: a late read would corrupt the heap.</summary>
     [Theory]
     [MemberData(nameof(Engines))]
@@ -139,7 +193,10 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         }
     }
 
-    /// <summary>The Lifetime suite's dispose-with-operations-in-flight, for the direct and atomic-append layers on every engine.</summary>
+    /// <summary>
+    /// The Lifetime suite's dispose-with-operations-in-flight for the direct and atomic-append layers on every engine, and for
+    /// the ordinary buffer (whose other cases StreamLifetimeTests has) with the bytes of acknowledged writes checked too.
+    /// </summary>
     [Theory]
     [InlineData("direct", IoEngine.Auto)]
     [InlineData("direct", IoEngine.Sync)]
@@ -149,6 +206,10 @@ public class LayerLifetimeTests(ITestOutputHelper output)
     [InlineData("append", IoEngine.Sync)]
     [InlineData("append", IoEngine.ThreadPool)]
     [InlineData("append", IoEngine.IoUring)]
+    [InlineData("buffered", IoEngine.Auto)]
+    [InlineData("buffered", IoEngine.Sync)]
+    [InlineData("buffered", IoEngine.ThreadPool)]
+    [InlineData("buffered", IoEngine.IoUring)]
     public Task Disposing_a_layered_stream_with_operations_in_flight_ends_them_cleanly(string layer, IoEngine engine) => Bounded(async () =>
     {
         using var dir = DirectIOTests.DiskDirectory();
@@ -160,7 +221,15 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         {
             string path = dir.File($"f{round}");
             int before = Volatile.Read(ref completed);
-            SpindleFileStream stream = layer == "direct" ? OpenDirect(path, engine) : OpenAppend(path, engine);
+            SpindleFileStream stream = layer switch
+            {
+                "direct" => OpenDirect(path, engine),
+                "append" => OpenAppend(path, engine),
+                _ => new SpindleFileStream(path, new SpindleFileOptions
+                {
+                    Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Options = FileOptions.Asynchronous, Engine = engine, BufferSize = 4096,
+                }),
+            };
             var written = new bool[32];
             // 32 asynchronous calls at once: the layer serialises them, as FileStream's buffered strategy does.
             Task[] pending = [.. Enumerable.Range(0, 32).Select(i => Task.Run(async () =>
@@ -194,7 +263,7 @@ public class LayerLifetimeTests(ITestOutputHelper output)
             }
             await Task.WhenAll(pending);
 
-            // Every acknowledged write is on disk: appended records whole, direct writes somewhere in the file.
+            // Every acknowledged write is on disk: appended records whole, positioned writes somewhere in the file.
             byte[] file = File.ReadAllBytes(path);
             for (int i = 0; i < 32; i += 2)
             {

@@ -93,7 +93,10 @@ internal static unsafe class SyscallFaults
     /// <summary>Whether any descriptor is armed; the I/O loops check this before calling into the seam.</summary>
     internal static volatile bool Enabled;
 
-    private static readonly ConcurrentDictionary<int, FaultPlan> s_plans = new();
+    // Created when a test first arms a descriptor: the seam's type must load in any process, even one
+    // that cannot load System.Collections.Concurrent (out of descriptors at its first Spindle call).
+    private static ConcurrentDictionary<int, FaultPlan>? s_plans;
+    private static readonly object s_gate = new();
     private static long s_interrupts;
     private static long s_shortTransfers;
     private static long s_errors;
@@ -113,7 +116,7 @@ internal static unsafe class SyscallFaults
     /// <summary>Injects <paramref name="plan"/>'s faults into every <c>io_uring_enter</c> of the process until the scope is disposed.</summary>
     internal static IDisposable ArmRingEnter(FaultPlan plan)
     {
-        lock (s_plans)
+        lock (s_gate)
         {
             s_enterPlan = plan;
             Enabled = true;
@@ -155,14 +158,14 @@ internal static unsafe class SyscallFaults
     }
 
     /// <summary>Whether faults are armed on the handle's descriptor (the read fast path then steps aside so that reads meet the seam).</summary>
-    internal static bool IsArmed(Microsoft.Win32.SafeHandles.SafeFileHandle handle) => s_plans.ContainsKey((int)handle.DangerousGetHandle());
+    internal static bool IsArmed(Microsoft.Win32.SafeHandles.SafeFileHandle handle) => s_plans?.ContainsKey((int)handle.DangerousGetHandle()) == true;
 
     /// <summary>Injects <paramref name="plan"/>'s faults into every call on <paramref name="fd"/> until the scope is disposed.</summary>
     internal static IDisposable Arm(int fd, FaultPlan plan)
     {
-        lock (s_plans)
+        lock (s_gate)
         {
-            s_plans[fd] = plan;
+            (s_plans ??= new())[fd] = plan;
             Enabled = true;
         }
         return new Scope(fd);
@@ -171,7 +174,7 @@ internal static unsafe class SyscallFaults
     /// <summary>The fault for the next call of <paramref name="kind"/> on <paramref name="fd"/>, counted.</summary>
     internal static SyscallFault Decide(int fd, SyscallKind kind)
     {
-        if (!s_plans.TryGetValue(fd, out FaultPlan? plan))
+        if (s_plans is not { } plans || !plans.TryGetValue(fd, out FaultPlan? plan))
         {
             return SyscallFault.None;
         }
@@ -286,10 +289,10 @@ internal static unsafe class SyscallFaults
     {
         public void Dispose()
         {
-            lock (s_plans)
+            lock (s_gate)
             {
                 s_enterPlan = null;
-                Enabled = !s_plans.IsEmpty || RingSetupRefused;
+                Enabled = s_plans is { IsEmpty: false } || RingSetupRefused;
             }
         }
     }
@@ -298,10 +301,10 @@ internal static unsafe class SyscallFaults
     {
         public void Dispose()
         {
-            lock (s_plans)
+            lock (s_gate)
             {
-                s_plans.TryRemove(fd, out _);
-                Enabled = !s_plans.IsEmpty || s_enterPlan is not null || RingSetupRefused;
+                s_plans?.TryRemove(fd, out _);
+                Enabled = s_plans is { IsEmpty: false } || s_enterPlan is not null || RingSetupRefused;
             }
         }
     }

@@ -352,9 +352,15 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
                 int fd = Libc.Open($"/proc/self/fd/{HandleIo.Fd(_handle)}", OpenFlags.O_RDONLY | OpenFlags.O_DIRECT | OpenFlags.O_CLOEXEC, 0);
                 if (fd < 0)
                 {
+                    int errno = Errno.Last;
+                    if (errno is not (Errno.EACCES or Errno.EPERM))
+                    {
+                        // Out of descriptors (EMFILE) and the like: what System.IO reports for them.
+                        throw IoErrors.ForErrno(errno, Name);
+                    }
                     throw new UnauthorizedAccessException(
                         $"A write-only unbuffered stream must read the blocks it changes in part, and '{Name}' cannot be opened for reading.",
-                        IoErrors.ForErrno(Errno.Last, Name));
+                        IoErrors.ForErrno(errno, Name));
                 }
                 _readHandle = new SafeFileHandle(fd, ownsHandle: true);
             }

@@ -1,6 +1,8 @@
+using System.Runtime.CompilerServices;
 using Spindle.Diagnostics;
 using Spindle.Engines.IoUring;
 using Spindle.Engines.ThreadPool;
+using Spindle.Interop;
 
 namespace Spindle.Engines;
 
@@ -18,18 +20,27 @@ internal static class EngineSelector
     /// <summary>The environment variable naming the process-wide engine.</summary>
     internal const string EnvironmentName = "SPINDLE_IO_ENGINE";
 
-    private static FileIoEngine? s_default; // resolved on first use
+    private static FileIoEngine? s_default; // resolved on first use; not while io_uring is only short of a resource
 
     /// <summary>The engine <see cref="IoEngine.Auto"/> resolves to in this process.</summary>
-    internal static FileIoEngine Default => s_default ??= ResolveDefault();
+    /// <exception cref="IOException">The process is out of descriptors before Spindle could load what its engines need.</exception>
+    internal static FileIoEngine Default => s_default ?? ResolveDefault();
 
-    internal static FileIoEngine Get(IoEngine requested) => requested switch
+    /// <exception cref="IOException">The process is out of descriptors before Spindle could load what its engines need.</exception>
+    internal static FileIoEngine Get(IoEngine requested)
     {
-        IoEngine.Sync => SyncEngine.Instance,
-        IoEngine.ThreadPool => ThreadPoolEngine.Instance,
-        IoEngine.IoUring => IoUringOrFallback(),
-        _ => Default,
-    };
+        if (!DependencyLoader.Settled)
+        {
+            EnsureDependencies();
+        }
+        return requested switch
+        {
+            IoEngine.Sync => SyncEngine.Instance,
+            IoEngine.ThreadPool => ThreadPoolEngine.Instance,
+            IoEngine.IoUring => IoUringOrFallback(),
+            _ => Default,
+        };
+    }
 
     /// <summary>Whether io_uring can be used in this process.</summary>
     internal static bool IsIoUringAvailable => IoUringOrNull() is not null;
@@ -49,7 +60,27 @@ internal static class EngineSelector
         IoEngine configured = Parse(AppContext.GetData(AppContextName) as string)
             ?? Parse(Environment.GetEnvironmentVariable(EnvironmentName))
             ?? IoEngine.Auto;
-        return configured == IoEngine.Auto ? IoUringOrFallback() : Get(configured);
+        FileIoEngine engine = configured == IoEngine.Auto ? Get(IoEngine.IoUring) : Get(configured);
+        // A fallback because io_uring could not start for want of descriptors or memory holds for this
+        // call only: a later one starts the ring when they are back.
+        bool wantsRing = configured is IoEngine.Auto or IoEngine.IoUring;
+        if (!wantsRing || engine.Kind == IoEngine.IoUring || IoUringEngine.RefusedForGood)
+        {
+            s_default = engine;
+        }
+        return engine;
+    }
+
+    // The engines' code needs assemblies beyond the core library. Were the first of them loaded with no
+    // descriptor free, the runtime would remember the failure and the engines would never work in this
+    // process; so such a call fails alone, as an open would, and the next one loads them.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void EnsureDependencies()
+    {
+        if (!DependencyLoader.TrySettle())
+        {
+            throw IoErrors.ForErrno(Errno.EMFILE, path: null);
+        }
     }
 
     private static FileIoEngine IoUringOrFallback()

@@ -22,6 +22,7 @@ internal static class Errno
     internal const int ENOTDIR = 20;
     internal const int EISDIR = 21;
     internal const int EINVAL = 22;
+    internal const int ENFILE = 23;
     internal const int EMFILE = 24;
     internal const int ETXTBSY = 26;
     internal const int EFBIG = 27;

@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
+using Spindle.Interop;
 
 namespace Spindle.Engines.IoUring;
 
@@ -15,7 +16,13 @@ namespace Spindle.Engines.IoUring;
 /// </summary>
 internal sealed class IoUringEngine : FileIoEngine
 {
-    private static readonly Lazy<IoUringEngine?> s_instance = new(Create, LazyThreadSafetyMode.ExecutionAndPublication);
+    // A start that failed for want of descriptors or memory is tried again after this long.
+    private const long RetryMilliseconds = 100;
+
+    private static IoUringEngine? s_instance;       // the running engine, once a start succeeded
+    private static bool s_refused;                  // the kernel (or the switch) refused io_uring: never tried again
+    private static long s_retryAt;                  // Environment.TickCount64 before which a failed start is not retried
+    private static readonly object s_startGate = new();
 
     private readonly OperationPool<IoUringOperation> _pool = new(4096);
     private readonly Lock _tableLock = new();
@@ -24,11 +31,17 @@ internal sealed class IoUringEngine : FileIoEngine
 
     private IoUringEngine(RingThread thread) => Thread = thread;
 
-    /// <summary>The engine, or null when the kernel refuses io_uring (the reason is in <see cref="UnavailableReason"/>).</summary>
-    internal static IoUringEngine? Instance => s_instance.Value;
+    /// <summary>
+    /// The engine, or null when io_uring cannot be used now (the reason is in <see cref="UnavailableReason"/>):
+    /// for good when the kernel refuses it, for a while when the process is out of descriptors or memory.
+    /// </summary>
+    internal static IoUringEngine? Instance => Volatile.Read(ref s_instance) ?? TryStart();
 
     /// <summary>Why io_uring could not be set up (an errno), or null when it could.</summary>
     internal static string? UnavailableReason { get; private set; }
+
+    /// <summary>Whether io_uring was refused for good (not for want of a resource that may come back).</summary>
+    internal static bool RefusedForGood => Volatile.Read(ref s_refused);
 
     internal RingThread Thread { get; }
 
@@ -44,20 +57,58 @@ internal sealed class IoUringEngine : FileIoEngine
         return engine.Thread.Start(engine, out _) ? engine : null;
     }
 
-    private static IoUringEngine? Create()
+    private static IoUringEngine? TryStart()
     {
-        if (AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled)
+        if (Volatile.Read(ref s_refused) || Environment.TickCount64 < Volatile.Read(ref s_retryAt))
         {
-            UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
             return null;
         }
-        var engine = new IoUringEngine(new RingThread());
-        if (!engine.Thread.Start(engine, out string? reason))
+        lock (s_startGate)
         {
-            UnavailableReason = reason;
+            if (s_instance is not null || s_refused || Environment.TickCount64 < s_retryAt)
+            {
+                return s_instance;
+            }
+            if (AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled)
+            {
+                UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
+                Volatile.Write(ref s_refused, true);
+                return null;
+            }
+            int errno;
+            IoUringEngine? engine = null;
+            try
+            {
+                engine = new IoUringEngine(new RingThread());
+                if (!engine.Thread.Start(engine, out errno))
+                {
+                    engine = null;
+                }
+            }
+            catch (OutOfMemoryException)
+            {
+                // The runtime reports a thread it could not create (no memory, no descriptor) this way.
+                errno = Errno.ENOMEM;
+                engine = null;
+            }
+            if (engine is not null)
+            {
+                UnavailableReason = null;
+                Volatile.Write(ref s_instance, engine);
+                return engine;
+            }
+            UnavailableReason = $"io_uring_setup failed: {Errno.Message(errno)} (errno {errno})";
+            if (errno is Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN)
+            {
+                // Resources that come back: the callers fall back now, and a later call tries again.
+                Volatile.Write(ref s_retryAt, Environment.TickCount64 + RetryMilliseconds);
+            }
+            else
+            {
+                Volatile.Write(ref s_refused, true);
+            }
             return null;
         }
-        return engine;
     }
 
     public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)

@@ -63,23 +63,28 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal volatile bool HoldPending;
 
-    /// <summary>Starts the thread and waits until it has set up the ring (or failed to).</summary>
-    internal bool Start(IoUringEngine engine, out string? reason)
+    /// <summary>Starts the thread and waits until it has set up the ring, or failed to (<paramref name="errno"/> says why).</summary>
+    /// <exception cref="OutOfMemoryException">The thread could not be created.</exception>
+    internal bool Start(IoUringEngine engine, out int errno)
     {
         _engine = engine;
-        reason = null;
-        int errno = 0;
+        int error = 0;
         bool ready = false;
         using var started = new ManualResetEventSlim();
         var thread = new Thread(() =>
         {
-            Ring? ring = Ring.TryCreate(Entries, out errno);
-            int wakeFd = ring is null ? -1 : Libc.EventFd(0, EFD_CLOEXEC);
-            if (ring is not null && wakeFd < 0)
+            // The eventfd first: when the ring then fails, closing it is all there is to undo.
+            int wakeFd = Libc.EventFd(0, EFD_CLOEXEC);
+            Ring? ring = null;
+            if (wakeFd < 0)
             {
-                errno = Errno.Last;
+                error = Errno.Last;
             }
-            ready = ring is not null && wakeFd >= 0;
+            else if ((ring = Ring.TryCreate(Entries, out error)) is null)
+            {
+                Libc.Close(wakeFd);
+            }
+            ready = ring is not null;
             if (ready)
             {
                 _ring = ring!;
@@ -101,10 +106,7 @@ internal sealed unsafe class RingThread
         };
         thread.UnsafeStart();
         started.Wait();
-        if (!ready)
-        {
-            reason = $"io_uring_setup failed: {Errno.Message(errno)} (errno {errno})";
-        }
+        errno = error;
         return ready;
     }
 

@@ -1,0 +1,304 @@
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Tests.Infrastructure;
+using Xunit.Abstractions;
+
+namespace Spindle.Tests.Reliability.Faults;
+
+/// <summary>
+/// A process out of file descriptors (a lowered <c>RLIMIT_NOFILE</c>, filled with <c>dup</c>s in a child
+/// process, with 0, 1 or 2 left free) at its first Spindle I/O: after a Spindle open, or before any
+/// Spindle code ran at all. I/O on handles already open works as System.IO's does (it needs no
+/// descriptor), an open fails with System.IO's EMFILE exception for that call only, and once
+/// descriptors are free again everything works, io_uring included. Before any Spindle code ran, a
+/// call that needs Spindle's engines (asynchronous I/O, a stream) may instead fail alone with EMFILE
+/// (Spindle could not load their assemblies yet).
+/// </summary>
+[Collection(SerialReliability.Name)]
+public class DescriptorExhaustionTests(ITestOutputHelper output)
+{
+    private const string Emfile = "IOException hr=24";
+
+    [Theory]
+    [InlineData("after-open", 0)]
+    [InlineData("after-open", 1)]
+    [InlineData("after-open", 2)]
+    [InlineData("first-call", 0)]
+    [InlineData("first-call", 1)]
+    [InlineData("first-call", 2)]
+    public async Task Running_out_of_descriptors_fails_only_the_calls_that_need_one(string when, int free)
+    {
+        (int code, string text) = await Task.Run(() => ChildProcess.Run(typeof(DescriptorExhaustionTests), nameof(ChildExhaustsDescriptors), null,
+            when, free.ToString(), SpindleRandomAccess.IsIoUringAvailable.ToString())).WaitAsync(TimeSpan.FromSeconds(90));
+        output.WriteLine(text);
+        Assert.True(code == 0, text);
+        // Each line compares what Spindle did with what System.IO did for the same call.
+        string[] lines = text.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        Assert.Contains(lines, line => line.StartsWith("exhausted:"));
+        foreach (string line in lines.Where(l => l.Contains(" System.IO ")))
+        {
+            string[] sides = line.Split(" System.IO ");
+            bool same = sides[0].EndsWith(": " + sides[1]);
+            // Before any Spindle code ran, what needs Spindle's engines may fail alone with EMFILE.
+            bool failedAlone = when == "first-call" && line.StartsWith("during") && sides[0].EndsWith(": " + Emfile);
+            Assert.True(same || failedAlone, line);
+        }
+        Assert.Contains("file after: ok", text);
+        Assert.Contains("io_uring after: ok", text);
+        Assert.Contains("meter after: ok", text);
+    }
+
+    [Fact]
+    public async Task A_write_only_direct_stream_short_of_a_descriptor_reports_EMFILE_like_System_IO_and_keeps_the_file()
+    {
+        (int code, string text) = await Task.Run(() => ChildProcess.Run(typeof(DescriptorExhaustionTests), nameof(ChildWritesWriteOnlyDirectStream)))
+            .WaitAsync(TimeSpan.FromSeconds(90));
+        output.WriteLine(text);
+        Assert.True(code == 0, text);
+        if (text.Contains("skipped:"))
+        {
+            return;
+        }
+        // The stream must reopen its file for reading to fill the rest of a partly written block.
+        Assert.Contains("System.IO open: IOException hr=24", text);
+        Assert.Contains("Spindle write: IOException hr=24", text);
+        Assert.Contains("write after: =ok", text);
+        Assert.Contains("file: 8192 bytes, as expected", text);
+    }
+
+    /// <summary>Child: a write-only O_DIRECT stream changes part of a block with no descriptor free, then with one.</summary>
+    public static int ChildWritesWriteOnlyDirectStream(string[] args)
+    {
+        string dir = Path.Combine(Path.GetTempPath(), "spindle-tests-" + Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(dir);
+        try
+        {
+            string path = Path.Combine(dir, "direct");
+            byte[] before = Enumerable.Range(0, 8192).Select(i => (byte)(i % 251)).ToArray();
+            byte[] data = Enumerable.Range(0, 100).Select(i => (byte)(255 - i)).ToArray();
+            File.WriteAllBytes(path, before);
+            using var stream = new SpindleFileStream(path, new SpindleFileOptions
+            {
+                Mode = FileMode.Open, Access = FileAccess.Write, DirectIO = true, DirectIOFallback = true,
+            });
+            if (!SpindleFile.IsDirectIO(stream.SafeFileHandle))
+            {
+                Console.WriteLine($"skipped: {Path.GetTempPath()} refuses O_DIRECT");
+                return 0;
+            }
+            string[] during = new string[3];
+            List<int> filler = Exhaust(0);
+            try
+            {
+                during[0] = "System.IO open: " + Outcome.Of(() => File.OpenHandle(Path.Combine(dir, "other"), FileMode.Create, FileAccess.Write).Dispose());
+                // Changing part of block 0 needs the rest of it, read through a second, read-only descriptor.
+                during[1] = "Spindle write: " + Outcome.Of(() => { stream.Write(data); stream.Flush(); });
+                during[2] = "position: " + stream.Position;
+            }
+            finally
+            {
+                foreach (int fd in filler)
+                {
+                    Close(fd);
+                }
+            }
+            Console.WriteLine(string.Join("\n", during));
+            stream.Position = 0;
+            Console.WriteLine("write after: " + Outcome.Of(() => { stream.Write(data); stream.Flush(); }));
+            stream.Dispose();
+            byte[] expected = [.. data, .. before.AsSpan(100)];
+            byte[] file = File.ReadAllBytes(path);
+            Console.WriteLine($"file: {file.Length} bytes, {(file.AsSpan().SequenceEqual(expected) ? "as expected" : "differs")}");
+            return 0;
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+    }
+
+    /// <summary>Child: fills the descriptor table but <c>args[0]</c> slots, then makes its first Spindle calls.</summary>
+    public static int ChildExhaustsDescriptors(string[] args)
+    {
+        bool spindleFirst = args[0] == "after-open";
+        int free = int.Parse(args[1]);
+        bool ringExpected = bool.Parse(args[2]);
+        string dir = Path.Combine(Path.GetTempPath(), "spindle-tests-" + Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(dir);
+        try
+        {
+            // What this test's own code needs beyond the core library, loaded as an application would have
+            // (Spindle's own other dependencies are left to Spindle).
+            foreach (string name in new[] { "System.Linq", "System.Memory", "System.Collections", "System.Runtime.InteropServices", "System.Threading", "System.Console" })
+            {
+                System.Reflection.Assembly.Load(name);
+            }
+            string path = Path.Combine(dir, "data");
+            // Either a Spindle open ran first (as before any I/O), or Spindle.dll is loaded but none of its code ran.
+            // (No Spindle type may appear in this method: compiling it could run Spindle's module initializer.)
+            using SafeFileHandle handle = spindleFirst ? OpenWithSpindle(path) : OpenWithSystemIO(path);
+            Console.WriteLine($"assembly loaded: {System.Reflection.Assembly.Load("Spindle").GetName().Name}");
+            List<int> filler = Exhaust(free);
+            Console.WriteLine($"exhausted: {filler.Count} descriptors taken, {free} free");
+            try
+            {
+                RunSpindle(handle, dir, "during").GetAwaiter().GetResult();
+            }
+            finally
+            {
+                foreach (int fd in filler)
+                {
+                    Close(fd);
+                }
+            }
+            RunSpindle(handle, dir, "after").GetAwaiter().GetResult();
+            Console.WriteLine(CheckFile(handle));
+            Console.WriteLine(RingAfter(ringExpected));
+            Console.WriteLine(MeterAfter());
+            return 0;
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static SafeFileHandle OpenWithSpindle(string path)
+        => SpindleFile.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.Asynchronous);
+
+    private static SafeFileHandle OpenWithSystemIO(string path)
+        => File.OpenHandle(path, FileMode.Create, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.Asynchronous);
+
+    // Kept out of line: JIT-compiling the caller must not resolve anything Spindle needs before the descriptors are gone.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static async Task RunSpindle(SafeFileHandle handle, string dir, string when)
+    {
+        byte[] data = Enumerable.Range(0, 8192).Select(i => (byte)(i * 7)).ToArray();
+        byte[] read = new byte[8192];
+        var lines = new List<string>
+        {
+            $"{when} sync write: " + Outcome.Of(() => SpindleRandomAccess.Write(handle, data.AsSpan(0, 4096), 0)) + " System.IO =ok",
+            $"{when} async write: " + await OutcomeOf(async () => { await SpindleRandomAccess.WriteAsync(handle, data.AsMemory(4096), 4096); return "ok"; }) + " System.IO =ok",
+            $"{when} async read: " + await OutcomeOf(async () => await SpindleRandomAccess.ReadAsync(handle, read, 0) + (read.AsSpan().SequenceEqual(data) ? " same" : " differs")) + " System.IO =8192 same",
+            $"{when} sync read: " + Outcome.Of(() => SpindleRandomAccess.Read(handle, read, 0)) + " System.IO " + Outcome.Of(() => System.IO.RandomAccess.Read(handle, read, 0)),
+            $"{when} open: " + Outcome.Of(() => { SpindleFile.OpenHandle(Path.Combine(dir, "spindle"), FileMode.Create, FileAccess.ReadWrite).Dispose(); return "ok"; })
+                + " System.IO " + Outcome.Of(() => { File.OpenHandle(Path.Combine(dir, "system"), FileMode.Create, FileAccess.ReadWrite).Dispose(); return "ok"; }),
+            $"{when} write-only O_DIRECT stream: " + Outcome.Of(() => { OpenDirectWriteOnly(Path.Combine(dir, "direct")).Dispose(); return "ok"; })
+                + " System.IO " + Outcome.Of(() => { new FileStream(Path.Combine(dir, "system"), FileMode.Create, FileAccess.Write, FileShare.None, 4096, (FileOptions)0x20000000).Dispose(); return "ok"; }),
+        };
+        foreach (string line in lines)
+        {
+            Console.WriteLine(line);
+        }
+    }
+
+    private static SpindleFileStream OpenDirectWriteOnly(string path)
+        => new(path, new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.Write, DirectIO = true, DirectIOFallback = true });
+
+    private static async Task<Outcome> OutcomeOf(Func<Task<string>> action)
+    {
+        try
+        {
+            return new Outcome(await action(), null, 0);
+        }
+        catch (Exception e)
+        {
+            return Outcome.Of(() => throw e);
+        }
+    }
+
+    private static string CheckFile(SafeFileHandle handle)
+    {
+        byte[] data = Enumerable.Range(0, 8192).Select(i => (byte)(i * 7)).ToArray();
+        byte[] read = new byte[8192];
+        int n = System.IO.RandomAccess.Read(handle, read, 0);
+        return n == 8192 && read.AsSpan().SequenceEqual(data) ? "file after: ok" : $"file after: {n} bytes, differs";
+    }
+
+    // The Spindle meter works once descriptors are back: its assembly was not given up for good.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static string MeterAfter()
+    {
+        long operations = 0;
+        using var listener = new System.Diagnostics.Metrics.MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "Spindle" && instrument.Name == "spindle.io.operations")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, value, _, _) => Interlocked.Add(ref operations, value));
+        listener.Start();
+        using SafeFileHandle handle = File.OpenHandle(Path.Combine(Path.GetTempPath(), "spindle-tests-meter-" + Guid.NewGuid().ToString("N")),
+            FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None, FileOptions.DeleteOnClose);
+        SpindleRandomAccess.Write(handle, new byte[10], 0);
+        return Interlocked.Read(ref operations) > 0 ? "meter after: ok" : "meter after: no measurement";
+    }
+
+    // io_uring, if this kernel allows it, works once descriptors are back: the engine was not given up for good.
+    private static string RingAfter(bool expected)
+    {
+        if (!expected)
+        {
+            return "io_uring after: ok (not available on this kernel)";
+        }
+        using SafeFileHandle handle = File.OpenHandle(Path.Combine(Path.GetTempPath(), "spindle-tests-ring-" + Guid.NewGuid().ToString("N")),
+            FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None, FileOptions.DeleteOnClose);
+        Outcome outcome = Outcome.Of(() => SpindleRandomAccess.WriteAsync(handle, new byte[10], 0, IoEngine.IoUring).AsTask().GetAwaiter().GetResult());
+        // A start that failed for want of descriptors is tried again a little later.
+        bool available = false;
+        for (int i = 0; i < 200 && !(available = SpindleRandomAccess.IsIoUringAvailable); i++)
+        {
+            Thread.Sleep(50);
+        }
+        IoEngine engine = SpindleRandomAccess.DefaultEngine;
+        return available && engine == IoEngine.IoUring && !outcome.Threw
+            ? "io_uring after: ok"
+            : $"io_uring after: available={available} default={engine} write={outcome}";
+    }
+
+    // Lowers the soft limit to what is open now plus a few, then takes all but `free` of them.
+    private static unsafe List<int> Exhaust(int free)
+    {
+        int open = Directory.GetFiles("/proc/self/fd").Length;
+        long* limit = stackalloc long[2];
+        if (GetRLimit(RLIMIT_NOFILE, limit) != 0)
+        {
+            throw new InvalidOperationException($"getrlimit: errno {Marshal.GetLastPInvokeError()}");
+        }
+        limit[0] = open + 32;
+        if (SetRLimit(RLIMIT_NOFILE, limit) != 0)
+        {
+            throw new InvalidOperationException($"setrlimit: errno {Marshal.GetLastPInvokeError()}");
+        }
+        var taken = new List<int>(64);
+        int fd;
+        while ((fd = Dup(0)) >= 0)
+        {
+            taken.Add(fd);
+        }
+        for (int i = 0; i < free; i++)
+        {
+            Close(taken[^1]);
+            taken.RemoveAt(taken.Count - 1);
+        }
+        return taken;
+    }
+
+    private const int RLIMIT_NOFILE = 7;
+
+    [DllImport("libc", EntryPoint = "getrlimit", SetLastError = true)]
+    private static extern unsafe int GetRLimit(int resource, long* limit);
+
+    [DllImport("libc", EntryPoint = "setrlimit", SetLastError = true)]
+    private static extern unsafe int SetRLimit(int resource, long* limit);
+
+    [DllImport("libc", EntryPoint = "dup", SetLastError = true)]
+    private static extern int Dup(int fd);
+
+    [DllImport("libc", EntryPoint = "close", SetLastError = true)]
+    private static extern int Close(int fd);
+}

@@ -6,7 +6,13 @@ public enum Contender
     /// <summary>The baseline: <see cref="System.IO.FileStream"/> or <see cref="System.IO.RandomAccess"/>.</summary>
     SystemIO,
 
-    /// <summary>Spindle on the Sync engine; also the column of synchronous rows, where no engine is involved.</summary>
+    /// <summary>
+    /// Spindle as a user gets it without configuring anything: <see cref="IoEngine.Auto"/>, which resolves to
+    /// <see cref="SpindleRandomAccess.DefaultEngine"/>; the only Spindle column of synchronous rows. The headline of every report.
+    /// </summary>
+    SpindleAuto,
+
+    /// <summary>Spindle on the Sync engine.</summary>
     SpindleSync,
 
     /// <summary>Spindle on the ThreadPool engine.</summary>
@@ -19,20 +25,25 @@ public enum Contender
 /// <summary>Names and engines of the contenders.</summary>
 public static class Contenders
 {
-    /// <summary>System.IO and Spindle's synchronous path: the contenders of every synchronous row.</summary>
-    public static readonly IReadOnlyList<Contender> Synchronous = [Contender.SystemIO, Contender.SpindleSync];
+    /// <summary>System.IO and Spindle with its defaults: the contenders of every synchronous row (no engine is involved there).</summary>
+    public static readonly IReadOnlyList<Contender> Synchronous = [Contender.SystemIO, Contender.SpindleAuto];
 
-    /// <summary>System.IO and every Spindle engine: the contenders of every asynchronous row.</summary>
+    /// <summary>System.IO, Spindle's default and every Spindle engine by name: the contenders of every asynchronous row.</summary>
     public static readonly IReadOnlyList<Contender> AllEngines =
-        [Contender.SystemIO, Contender.SpindleSync, Contender.SpindleThreadPool, Contender.SpindleIoUring];
+        [Contender.SystemIO, Contender.SpindleAuto, Contender.SpindleSync, Contender.SpindleThreadPool, Contender.SpindleIoUring];
 
-    /// <summary>The Spindle contenders, in column order.</summary>
+    /// <summary>The Spindle contenders, in column order: the default first, then each engine by name.</summary>
     public static readonly IReadOnlyList<Contender> SpindleColumns =
+        [Contender.SpindleAuto, Contender.SpindleSync, Contender.SpindleThreadPool, Contender.SpindleIoUring];
+
+    /// <summary>The Spindle engines named explicitly (every Spindle column but the default).</summary>
+    public static readonly IReadOnlyList<Contender> NamedEngines =
         [Contender.SpindleSync, Contender.SpindleThreadPool, Contender.SpindleIoUring];
 
     /// <summary>The engine a Spindle contender runs on.</summary>
     public static IoEngine Engine(this Contender contender) => contender switch
     {
+        Contender.SpindleAuto => IoEngine.Auto,
         Contender.SpindleSync => IoEngine.Sync,
         Contender.SpindleThreadPool => IoEngine.ThreadPool,
         Contender.SpindleIoUring => IoEngine.IoUring,
@@ -43,6 +54,7 @@ public static class Contenders
     public static string Title(this Contender contender) => contender switch
     {
         Contender.SystemIO => "System.IO",
+        Contender.SpindleAuto => "Spindle Auto",
         Contender.SpindleSync => "Spindle Sync",
         Contender.SpindleThreadPool => "Spindle ThreadPool",
         Contender.SpindleIoUring => "Spindle IoUring",

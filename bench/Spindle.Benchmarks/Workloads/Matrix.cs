@@ -10,6 +10,9 @@ public static class Matrix
     /// <summary>The in-flight counts of the random-read rows.</summary>
     public static readonly int[] QueueDepths = [1, 8, 32, 128];
 
+    /// <summary>The in-flight counts of the queue-depth sweep (O_DIRECT random reads, System.IO against Spindle's default).</summary>
+    public static readonly int[] SweepDepths = [1, 2, 4, 8, 16, 32, 64, 128];
+
     /// <summary>Every row at <paramref name="scale"/>. The caller sets up, runs and disposes them.</summary>
     public static IEnumerable<Workload> Build(MatrixScale scale)
     {
@@ -80,6 +83,10 @@ public static class Matrix
         yield return new SequentialDirect(Direction.Read, scale.SequentialBytes, Units.MiB, 8);
         yield return new SequentialDirect(Direction.Write, scale.SequentialBytes, Units.MiB, 8);
         yield return new FileCopy(scale.HugeFile);
+        foreach (int depth in SweepDepths)
+        {
+            yield return RandomReads.Sweep(scale.HugeFile, depth, scale.RandomReadsPerInvocation);
+        }
     }
 
     private static IEnumerable<Workload> Transfers(long file, int userBuffer, FileOptions option, int bufferSize)

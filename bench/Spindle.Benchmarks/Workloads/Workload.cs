@@ -41,6 +41,18 @@ public abstract class Workload : IDisposable
     /// </summary>
     public virtual long CallsPerInvocation => 0;
 
+    /// <summary>
+    /// True for rows that record each operation's latency into <see cref="Latencies"/> (the random-read
+    /// and sequential rows, whose operations are single reads or writes).
+    /// </summary>
+    public virtual bool RecordsLatency => false;
+
+    /// <summary>
+    /// Where the running invocations record each operation's latency, or null (warm-up, BenchmarkDotNet):
+    /// set by the harness around its measured batches, read by the row at the start of each invocation.
+    /// </summary>
+    public LatencyRecorder? Latencies { get; set; }
+
     /// <summary>The fio job that gives this row's physical limit, or null when fio has nothing to compare.</summary>
     public virtual FioJob? Fio => null;
 

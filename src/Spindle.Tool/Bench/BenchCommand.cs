@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Xml.Linq;
 using Spindle.Benchmarks.Workloads;
 using Spindle.Tool.Cli;
 using Spindle.Tool.Reports;
@@ -73,17 +74,35 @@ public sealed class BenchCommand : ICommand
         BenchReport report = RunAsync(rows, settings, directory, fio, noFio, quick, console).GetAwaiter().GetResult();
 
         console.Out.Write(BenchTable.Build(report.Rows).ToConsole());
-        string markdown = Path.Combine(output, "bench-report.md");
-        string json = Path.Combine(output, "bench-report.json");
-        string svg = Path.Combine(output, "bench-report.svg");
-        File.WriteAllText(markdown, BenchMarkdown.Write(report, "bench-report.svg"));
-        File.WriteAllText(json, BenchJson.Write(report));
-        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}"), svg);
+        TextTable cpu = BenchTable.CpuAndLatency(report.Rows);
+        if (cpu.Count > 0)
+        {
+            console.Out.WriteLine();
+            console.Out.WriteLine("CPU and latency per operation (CPU: process user + system time / operations; p50/p99 per operation; fio: clat percentiles)");
+            console.Out.Write(cpu.ToConsole());
+        }
+        XDocument? sweepChart = SweepChart.Build(report.Rows, $"spindle bench: queue-depth sweep, {report.Date:yyyy-MM-dd}");
+        if (sweepChart is not null)
+        {
+            console.Out.WriteLine();
+            console.Out.WriteLine("Queue-depth sweep (O_DIRECT 4 KiB random reads)");
+            console.Out.Write(BenchTable.Sweep(report.Rows).ToConsole());
+        }
+        var written = new List<string> { Path.Combine(output, "bench-report.md"), Path.Combine(output, "bench-report.json"), Path.Combine(output, "bench-report.svg") };
+        string? sweepFile = sweepChart is null ? null : "bench-sweep.svg";
+        File.WriteAllText(written[0], BenchMarkdown.Write(report, "bench-report.svg", sweepFile));
+        File.WriteAllText(written[1], BenchJson.Write(report));
+        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}", report.Engines), written[2]);
+        if (sweepChart is not null)
+        {
+            written.Add(Path.Combine(output, sweepFile!));
+            SvgFile.Save(sweepChart, written[3]);
+        }
         int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
         console.Out.WriteLine();
-        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} SPEC §6 target checks not met (see the report)");
+        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} performance target checks not met (see the report)");
         console.Out.WriteLine($"engines: {report.Engines}");
-        console.Out.WriteLine($"wrote {markdown}, {json}, {svg}");
+        console.Out.WriteLine($"wrote {string.Join(", ", written)}");
         return 0;
     }
 
@@ -175,6 +194,8 @@ public sealed class BenchCommand : ICommand
             IsAsync = row.IsAsync,
             OperationsPerInvocation = row.OperationsPerInvocation,
             CallsPerInvocation = row.CallsPerInvocation,
+            InFlight = row is Benchmarks.Workloads.Beyond.RandomReads reads ? reads.InFlight : 0,
+            RecordsLatency = row.RecordsLatency,
             Results = measured,
             Fio = fioResult,
             FioNote = fioNote,

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 
@@ -5,7 +6,8 @@ namespace Spindle.Benchmarks.Workloads.Beyond;
 
 /// <summary>
 /// 4 KiB reads at random aligned offsets of a large file with a fixed number in flight, all contenders
-/// on the same handle: page-cache hits (the file is read once first) or O_DIRECT misses.
+/// on the same handle: page-cache hits (the file is read once first) or O_DIRECT misses. The queue-depth
+/// sweep (<see cref="Sweep"/>) is the same row with System.IO and Spindle's default only.
 /// </summary>
 public sealed class RandomReads : Workload
 {
@@ -18,6 +20,7 @@ public sealed class RandomReads : Workload
     private readonly int _reads;
     private readonly long[] _offsets = new long[OffsetCount];
     private readonly ValueTask[] _workers;   // the workers of the running invocation
+    private readonly IReadOnlyList<Contender> _contenders;
     private AlignedBuffer[] _buffers = [];
     private SafeFileHandle? _handle;
     private string _path = "";
@@ -25,8 +28,14 @@ public sealed class RandomReads : Workload
 
     /// <summary>Creates the row: <paramref name="reads"/> reads per invocation over a file of <paramref name="fileSize"/> bytes.</summary>
     public RandomReads(long fileSize, int inFlight, bool direct, int reads)
-        : base("Beyond", $"RandomRead4K.{(direct ? "Direct" : "Cached")}(QD {inFlight}, {Units.Bytes(fileSize)})")
+        : this("Beyond", "", fileSize, inFlight, direct, reads, Workloads.Contenders.AllEngines)
     {
+    }
+
+    private RandomReads(string group, string prefix, long fileSize, int inFlight, bool direct, int reads, IReadOnlyList<Contender> contenders)
+        : base(group, $"{prefix}RandomRead4K.{(direct ? "Direct" : "Cached")}(QD {inFlight}, {Units.Bytes(fileSize)})")
+    {
+        _contenders = contenders;
         _fileSize = fileSize;
         _inFlight = inFlight;
         _direct = direct;
@@ -40,8 +49,21 @@ public sealed class RandomReads : Workload
         }
     }
 
+    /// <summary>
+    /// A point of the queue-depth sweep: O_DIRECT random reads at <paramref name="inFlight"/>, System.IO
+    /// against Spindle's default engine (and fio), in the group <c>Sweep</c>.
+    /// </summary>
+    public static RandomReads Sweep(long fileSize, int inFlight, int reads) =>
+        new("Sweep", "Sweep.", fileSize, inFlight, direct: true, reads, [Contender.SystemIO, Contender.SpindleAuto]);
+
+    /// <summary>Reads in flight.</summary>
+    public int InFlight => _inFlight;
+
     /// <inheritdoc />
-    public override IReadOnlyList<Contender> Contenders => Workloads.Contenders.AllEngines;
+    public override IReadOnlyList<Contender> Contenders => _contenders;
+
+    /// <inheritdoc />
+    public override bool RecordsLatency => true;
 
     /// <inheritdoc />
     public override bool IsAsync => true;
@@ -105,12 +127,15 @@ public sealed class RandomReads : Workload
         await Task.Yield();
         Memory<byte> buffer = _buffers[worker].Memory;
         SafeFileHandle handle = _handle!;
+        LatencyRecorder? latencies = Latencies;
         for (int i = worker; i < _reads; i += _inFlight)
         {
             long offset = _offsets[(start + i) % OffsetCount];
+            long started = latencies is null ? 0 : Stopwatch.GetTimestamp();
             _ = contender == Contender.SystemIO
                 ? await System.IO.RandomAccess.ReadAsync(handle, buffer, offset).ConfigureAwait(false)
                 : await SpindleRandomAccess.ReadAsync(handle, buffer, offset, contender.Engine()).ConfigureAwait(false);
+            latencies?.Record(started);
         }
     }
 

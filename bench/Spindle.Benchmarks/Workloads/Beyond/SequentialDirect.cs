@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 
@@ -34,6 +35,9 @@ public sealed class SequentialDirect : Workload
 
     /// <inheritdoc />
     public override bool IsAsync => true;
+
+    /// <inheritdoc />
+    public override bool RecordsLatency => true;
 
     /// <inheritdoc />
     public override int OperationsPerInvocation => (int)(_size / _blockSize);
@@ -87,11 +91,14 @@ public sealed class SequentialDirect : Workload
     private async ValueTask Reader(Contender contender, int worker)
     {
         Memory<byte> buffer = _buffers[worker].Memory;
+        LatencyRecorder? latencies = Latencies;
         for (long offset = (long)worker * _blockSize; offset < _size; offset += (long)_inFlight * _blockSize)
         {
+            long started = latencies is null ? 0 : Stopwatch.GetTimestamp();
             _ = contender == Contender.SystemIO
                 ? await System.IO.RandomAccess.ReadAsync(_handle!, buffer, offset).ConfigureAwait(false)
                 : await SpindleRandomAccess.ReadAsync(_handle!, buffer, offset, contender.Engine()).ConfigureAwait(false);
+            latencies?.Record(started);
         }
     }
 
@@ -99,8 +106,10 @@ public sealed class SequentialDirect : Workload
     private async ValueTask Writer(Contender contender, int worker)
     {
         ReadOnlyMemory<byte> buffer = _buffers[worker].Memory;
+        LatencyRecorder? latencies = Latencies;
         for (long offset = (long)worker * _blockSize; offset < _size; offset += (long)_inFlight * _blockSize)
         {
+            long started = latencies is null ? 0 : Stopwatch.GetTimestamp();
             if (contender == Contender.SystemIO)
             {
                 await System.IO.RandomAccess.WriteAsync(_handle!, buffer, offset).ConfigureAwait(false);
@@ -109,6 +118,7 @@ public sealed class SequentialDirect : Workload
             {
                 await SpindleRandomAccess.WriteAsync(_handle!, buffer, offset, contender.Engine()).ConfigureAwait(false);
             }
+            latencies?.Record(started);
         }
     }
 

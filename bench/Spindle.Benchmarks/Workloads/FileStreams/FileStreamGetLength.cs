@@ -23,7 +23,7 @@ public sealed class FileStreamGetLength : Workload
     {
         string path = files.Source(1024);
         _systemIO = _factory.Open(path, Contender.SystemIO);
-        _spindle = _factory.Open(path, Contender.SpindleSync);
+        _spindle = _factory.Open(path, Contender.SpindleAuto);
     }
 
     /// <inheritdoc />

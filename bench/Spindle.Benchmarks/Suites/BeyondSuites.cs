@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
-using Spindle.Benchmarks.Workloads;
-using Spindle.Benchmarks.Workloads.Beyond;
+using Spindle.Workloads;
+using Spindle.Workloads.Beyond;
 
 namespace Spindle.Benchmarks.Suites;
 

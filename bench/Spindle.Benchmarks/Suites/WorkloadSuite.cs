@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Benchmarks.Suites;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Xml.Linq;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 using Spindle.Tool.Reports;
 
@@ -194,7 +194,7 @@ public sealed class BenchCommand : ICommand
             IsAsync = row.IsAsync,
             OperationsPerInvocation = row.OperationsPerInvocation,
             CallsPerInvocation = row.CallsPerInvocation,
-            InFlight = row is Benchmarks.Workloads.Beyond.RandomReads reads ? reads.InFlight : 0,
+            InFlight = row is Workloads.Beyond.RandomReads reads ? reads.InFlight : 0,
             RecordsLatency = row.RecordsLatency,
             Results = measured,
             Fio = fioResult,

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Text.Json;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 

@@ -1,6 +1,6 @@
 using System.Runtime.CompilerServices;
 using System.Diagnostics;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 
 namespace Spindle.Tool.Copy;

@@ -1,6 +1,6 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Bench;
 
 namespace Spindle.Tool.Reports;

@@ -1,5 +1,5 @@
 using System.Globalization;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Bench;
 
 namespace Spindle.Tool.Reports;

@@ -1,6 +1,6 @@
 using System.Globalization;
 using System.Xml.Linq;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Tune;
 

@@ -1,5 +1,5 @@
 using System.Globalization;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 using Spindle.Tool.Reports;
 

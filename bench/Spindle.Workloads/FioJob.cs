@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>The fio job that measures the same access pattern as a row, as the physical limit.</summary>
 /// <param name="ReadWrite">fio's <c>--rw</c>: randread, read or write.</param>

@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-namespace Spindle.Benchmarks.Workloads.FileStreams;
+namespace Spindle.Workloads.FileStreams;
 
 /// <summary>
 /// <c>FileStream.Read/Write/ReadAsync/WriteAsync</c> of a whole file with a user buffer of one size, as

@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads.FileStreams;
+namespace Spindle.Workloads.FileStreams;
 
 /// <summary>
 /// <c>SeekForward</c> / <c>SeekBackward</c> of dotnet/performance: a stream over a 1 KiB file seeks to

@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-namespace Spindle.Benchmarks.Workloads.RandomAccess;
+namespace Spindle.Workloads.RandomAccess;
 
 /// <summary>
 /// <c>RandomAccess.Read/Write/ReadAsync/WriteAsync</c> over a whole file in blocks of one size, as in

@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>
 /// A system command that does a row's whole operation, timed as the row's outside reference where

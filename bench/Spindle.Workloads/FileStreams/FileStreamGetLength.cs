@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads.FileStreams;
+namespace Spindle.Workloads.FileStreams;
 
 /// <summary>
 /// <c>FileStream.Length</c> on an open stream. With <see cref="FileShare.Read"/> nobody else may write,

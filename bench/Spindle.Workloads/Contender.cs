@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>Who performs a workload's operation: System.IO, or Spindle on one of its engines.</summary>
 public enum Contender

@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads.FileStreams;
+namespace Spindle.Workloads.FileStreams;
 
 /// <summary>
 /// Opens the same file the same way as <see cref="FileStream"/> or as <see cref="SpindleFileStream"/>;

@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-namespace Spindle.Benchmarks.Workloads.FileStreams;
+namespace Spindle.Workloads.FileStreams;
 
 /// <summary>
 /// <c>CopyToFile</c> / <c>CopyToFileAsync</c> of dotnet/performance: a file stream copied into a new file

@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>Sizes and times as people read them: 4 KiB, 1 MiB, 12.3 µs.</summary>
 public static class Units

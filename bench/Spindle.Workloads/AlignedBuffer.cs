@@ -1,7 +1,7 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
 
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>Native memory aligned for O_DIRECT, usable as <see cref="Memory{T}"/> by System.IO and Spindle alike.</summary>
 public sealed unsafe class AlignedBuffer : MemoryManager<byte>

@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads.Beyond;
+namespace Spindle.Workloads.Beyond;
 
 /// <summary>A whole-file copy: <see cref="File.Copy(string, string, bool)"/> against <c>SpindleFile.Copy</c> (copy_file_range).</summary>
 public sealed class FileCopy : Workload

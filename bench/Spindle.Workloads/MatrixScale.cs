@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>
 /// The sizes of the matrix. <see cref="Full"/> is SPEC §5's matrix as written; <see cref="Quick"/> keeps

@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 
-namespace Spindle.Benchmarks.Workloads.Beyond;
+namespace Spindle.Workloads.Beyond;
 
 /// <summary>
 /// Sequential O_DIRECT reads or writes of large blocks with a fixed number in flight, all contenders on

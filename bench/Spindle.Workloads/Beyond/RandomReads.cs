@@ -2,7 +2,7 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 
-namespace Spindle.Benchmarks.Workloads.Beyond;
+namespace Spindle.Workloads.Beyond;
 
 /// <summary>
 /// 4 KiB reads at random aligned offsets of a large file with a fixed number in flight, all contenders

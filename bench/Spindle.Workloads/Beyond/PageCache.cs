@@ -1,6 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 
-namespace Spindle.Benchmarks.Workloads.Beyond;
+namespace Spindle.Workloads.Beyond;
 
 /// <summary>Brings a file into the page cache so that a row measures cache hits, not the disk.</summary>
 internal static class PageCache

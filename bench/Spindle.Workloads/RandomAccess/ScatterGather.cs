@@ -1,5 +1,5 @@
 using System.Runtime.CompilerServices;
-namespace Spindle.Benchmarks.Workloads.RandomAccess;
+namespace Spindle.Workloads.RandomAccess;
 
 /// <summary>
 /// <c>RandomAccess.Read/Write</c> with several buffers per call (readv/writev), sync and async, over a

@@ -1,6 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 
-namespace Spindle.Benchmarks.Workloads.RandomAccess;
+namespace Spindle.Workloads.RandomAccess;
 
 /// <summary>
 /// One handle opened by System.IO and one by Spindle on the same content, so that each side's open

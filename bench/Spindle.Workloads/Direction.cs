@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>Whether a row reads or writes.</summary>
 public enum Direction

@@ -1,4 +1,4 @@
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>
 /// One row of the benchmark matrix: an operation that System.IO and Spindle both perform, defined once
@@ -6,7 +6,7 @@ namespace Spindle.Benchmarks.Workloads;
 /// </summary>
 /// <remarks>
 /// Life cycle: <see cref="Setup"/> once (creates the files), then any number of <see cref="RunAsync"/>
-/// calls for any contender in any order, then <see cref="Dispose"/> (closes handles; the files belong
+/// calls for any contender in any order, then <see cref="Dispose()"/> (closes handles; the files belong
 /// to the <see cref="BenchFiles"/> passed to setup and go when it is disposed).
 /// </remarks>
 public abstract class Workload : IDisposable

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>
 /// The latency of every operation of the measured batches of one contender, in <see cref="Stopwatch"/>

@@ -1,8 +1,8 @@
-using Spindle.Benchmarks.Workloads.Beyond;
-using Spindle.Benchmarks.Workloads.RandomAccess;
-using Spindle.Benchmarks.Workloads.FileStreams;
+using Spindle.Workloads.Beyond;
+using Spindle.Workloads.RandomAccess;
+using Spindle.Workloads.FileStreams;
 
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>SPEC §5's benchmark matrix: every row, in the order the report shows them.</summary>
 public static class Matrix

@@ -2,7 +2,7 @@ using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
 
-namespace Spindle.Benchmarks.Workloads;
+namespace Spindle.Workloads;
 
 /// <summary>
 /// Opens files with O_DIRECT. Until <see cref="SpindleFileOptions"/> offers direct I/O, the benchmarks

@@ -170,6 +170,15 @@ public class BenchCommandTests
         ToolRunner.Result nothing = ToolRunner.Run("bench", "--filter", "NoSuchRow");
         Assert.Equal(2, nothing.ExitCode);
         Assert.Contains("no row matches", nothing.Error);
+
+        // An empty pattern would match every row: it is refused, not run as the whole matrix.
+        foreach (string[] empty in new[] { new[] { "bench", "--filter", "" }, ["bench", "--filter=", "--list"], ["bench", "--filter", " | "] })
+        {
+            ToolRunner.Result refused = ToolRunner.Run(empty);
+            Assert.Equal(2, refused.ExitCode);
+            Assert.Equal("spindle bench: --filter needs a pattern (leave --filter out to run every row; spindle bench --list shows them) (spindle bench --help for usage)", refused.Error.Trim());
+            Assert.Equal("", refused.Out);
+        }
     }
 
     [Fact]
@@ -190,13 +199,41 @@ public class BenchCommandTests
     }
 
     [Fact]
-    public void Unknown_command_and_no_command_are_usage_errors_and_help_lists_the_commands()
+    public void Unknown_command_and_no_command_are_usage_errors_on_stderr_and_help_lists_the_commands()
     {
-        Assert.Equal(2, ToolRunner.Run("frobnicate").ExitCode);
-        Assert.Equal(2, ToolRunner.Run().ExitCode);
+        ToolRunner.Result unknown = ToolRunner.Run("frobnicate");
+        Assert.Equal(2, unknown.ExitCode);
+        Assert.Equal("", unknown.Out);
+        ToolRunner.Result none = ToolRunner.Run();
+        Assert.Equal(2, none.ExitCode);
+        Assert.Equal("", none.Out);
+        Assert.StartsWith("usage: spindle <command>", none.Error);
+
         ToolRunner.Result help = ToolRunner.Run("--help");
         Assert.Equal(0, help.ExitCode);
-        Assert.Contains("bench", help.Out);
-        Assert.Contains("tune", help.Out);
+        Assert.Equal("", help.Error);
+        Assert.Equal(none.Error, help.Out);
+        foreach (string command in new[] { "bench", "tune", "copy" })
+        {
+            Assert.Contains(command, help.Out);
+        }
+        Assert.Contains("143 SIGTERM", help.Out);
+    }
+
+    [Theory]
+    [InlineData("bench")]
+    [InlineData("tune")]
+    [InlineData("copy")]
+    public void Every_command_has_help_in_the_users_words(string command)
+    {
+        ToolRunner.Result help = ToolRunner.Run(command, "--help");
+        Assert.Equal(0, help.ExitCode);
+        Assert.StartsWith($"usage: spindle {command}", help.Out);
+        Assert.Equal(help.Out, ToolRunner.Run(command, "-h").Out);
+        Assert.Equal(help.Out, ToolRunner.Run("help", command).Out);
+        // Spoken to users, not to the project: no spec sections or seed numbers.
+        Assert.DoesNotContain("SPEC", help.Out);
+        Assert.DoesNotContain("seed", help.Out, StringComparison.OrdinalIgnoreCase);
+        Assert.Contains("SIGTERM", help.Out);
     }
 }

@@ -57,7 +57,7 @@ public static class BenchMarkdown
             }
         }
         text.AppendLine();
-        text.AppendLine("## Performance targets (SPEC §6, with Spindle Auto)");
+        text.AppendLine("## Performance targets (Spindle's goals against System.IO and fio, checked on Spindle Auto)");
         text.AppendLine();
         text.Append(TargetsTable(report.Rows).ToMarkdown());
         return text.ToString();

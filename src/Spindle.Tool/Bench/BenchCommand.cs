@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Xml.Linq;
 using Spindle.Workloads;
 using Spindle.Tool.Cli;
 using Spindle.Tool.Reports;
@@ -84,31 +83,8 @@ public sealed class BenchCommand : ICommand
 
         BenchReport report = RunAsync(rows, settings, directory, fio, noFio, quick, console).GetAwaiter().GetResult();
 
-        console.Out.Write(BenchTable.Build(report.Rows).ToConsole());
-        TextTable cpu = BenchTable.CpuAndLatency(report.Rows);
-        if (cpu.Count > 0)
-        {
-            console.Out.WriteLine();
-            console.Out.WriteLine("CPU and latency per operation (CPU: process user + system time / operations; p50/p99 per operation; fio: clat percentiles)");
-            console.Out.Write(cpu.ToConsole());
-        }
-        XDocument? sweepChart = SweepChart.Build(report.Rows, $"spindle bench: queue-depth sweep, {report.Date:yyyy-MM-dd}");
-        if (sweepChart is not null)
-        {
-            console.Out.WriteLine();
-            console.Out.WriteLine("Queue-depth sweep (O_DIRECT 4 KiB random reads)");
-            console.Out.Write(BenchTable.Sweep(report.Rows).ToConsole());
-        }
-        var written = new List<string> { Path.Combine(output, "bench-report.md"), Path.Combine(output, "bench-report.json"), Path.Combine(output, "bench-report.svg") };
-        string? sweepFile = sweepChart is null ? null : "bench-sweep.svg";
-        File.WriteAllText(written[0], BenchMarkdown.Write(report, "bench-report.svg", sweepFile));
-        File.WriteAllText(written[1], BenchJson.Write(report));
-        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}", report.Engines), written[2]);
-        if (sweepChart is not null)
-        {
-            written.Add(Path.Combine(output, sweepFile!));
-            SvgFile.Save(sweepChart, written[3]);
-        }
+        BenchOutput.WriteTables(report, console.Out);
+        IReadOnlyList<string> written = BenchOutput.WriteFiles(report, output);
         int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
         console.Out.WriteLine();
         console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} performance target checks not met (see the report)");

@@ -9,7 +9,7 @@ namespace Spindle.Tool;
 /// <summary>The <c>spindle</c> command line: benchmarks, tuning and copying with Spindle.</summary>
 public static class Program
 {
-    /// <summary>Exit code of a command that was interrupted with Ctrl-C (128 + SIGINT, as shells do).</summary>
+    /// <summary>Exit code of a command that was interrupted with Ctrl-C (128 + SIGINT, as shells do); SIGTERM gives 143.</summary>
     public const int Cancelled = 130;
 
     private static readonly ICommand[] s_commands =
@@ -19,34 +19,35 @@ public static class Program
         new CopyCommand(),
     ];
 
-    /// <summary>Runs a command and returns the process exit code. Ctrl-C stops the command cleanly.</summary>
+    /// <summary>Runs a command and returns the process exit code. Ctrl-C and SIGTERM stop the command cleanly.</summary>
     public static int Main(string[] args)
     {
-        using var cancellation = new CancellationTokenSource();
-        ConsoleCancelEventHandler onCancel = (_, e) =>
+        using var signals = new StopSignals();
+        return Run(args, new ToolConsole(Console.Out, Console.Error, signals.Token)
         {
-            // Keep the process alive so that the command can remove its files and report.
-            e.Cancel = true;
-            cancellation.Cancel();
-        };
-        Console.CancelKeyPress += onCancel;
-        try
-        {
-            return Run(args, new ToolConsole(Console.Out, Console.Error, cancellation.Token));
-        }
-        finally
-        {
-            Console.CancelKeyPress -= onCancel;
-        }
+            ErrorIsTerminal = !Console.IsErrorRedirected,
+            CancelledExitCode = () => signals.ExitCode,
+            CancelledBy = () => signals.Name,
+        });
     }
 
     /// <summary>Runs a command against the given console; the entry point of tests.</summary>
     public static int Run(IReadOnlyList<string> args, ToolConsole console)
     {
-        if (args.Count == 0 || args[0] is "--help" or "-h" or "help")
+        if (args.Count == 0)
         {
+            console.Error.WriteLine(Usage());
+            return 2;
+        }
+        if (args[0] is "--help" or "-h" or "help")
+        {
+            if (args.Count > 1 && s_commands.FirstOrDefault(c => c.Name == args[1]) is { } named)
+            {
+                console.Out.WriteLine(named.Help);
+                return 0;
+            }
             console.Out.WriteLine(Usage());
-            return args.Count == 0 ? 2 : 0;
+            return 0;
         }
         if (args[0] is "--version" or "-v")
         {
@@ -70,8 +71,8 @@ public static class Program
         }
         catch (OperationCanceledException) when (console.Cancellation.IsCancellationRequested)
         {
-            console.Error.WriteLine($"spindle {command.Name}: cancelled; temporary files removed");
-            return Cancelled;
+            console.Error.WriteLine($"spindle {command.Name}: cancelled by {console.CancelledBy()}; temporary files removed");
+            return console.CancelledExitCode();
         }
         catch (Exception e) when (e is ToolException or IOException or UnauthorizedAccessException or NotSupportedException)
         {
@@ -87,7 +88,9 @@ public static class Program
         {
             text.Append($"  {command.Name,-8} {command.Summary}\n");
         }
-        text.Append("\n  spindle <command> --help   options of a command\n  spindle --version          the version");
+        text.Append("\n  spindle <command> --help   options of a command (also: spindle help <command>)\n  spindle --version          the version\n\n"
+            + "exit codes: 0 done, 1 the command could not do its job, 2 bad command line, 130 Ctrl-C, 143 SIGTERM\n"
+            + "(Ctrl-C and SIGTERM stop the command and remove its temporary files first)");
         return text.ToString();
     }
 

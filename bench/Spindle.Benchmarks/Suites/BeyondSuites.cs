@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
-using Spindle.Benchmarks.Workloads;
-using Spindle.Benchmarks.Workloads.Beyond;
+using Spindle.Workloads;
+using Spindle.Workloads.Beyond;
 
 namespace Spindle.Benchmarks.Suites;
 
@@ -35,4 +35,15 @@ public class FileCopy1G : WorkloadSuite
 {
     /// <inheritdoc />
     protected override Workload CreateRow() => new FileCopy(Units.GiB);
+}
+
+/// <summary>The queue-depth sweep: O_DIRECT 4 KiB random reads at 1 to 128 in flight, System.IO against Spindle's default.</summary>
+public class QueueDepthSweep : WorkloadSuite
+{
+    /// <summary>Reads in flight.</summary>
+    [Params(1, 2, 4, 8, 16, 32, 64, 128)]
+    public int QueueDepth { get; set; }
+
+    /// <inheritdoc />
+    protected override Workload CreateRow() => RandomReads.Sweep(MatrixScale.Full.HugeFile, QueueDepth, MatrixScale.Full.RandomReadsPerInvocation);
 }

@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
-using Spindle.Benchmarks.Workloads;
-using Spindle.Benchmarks.Workloads.FileStreams;
+using Spindle.Workloads;
+using Spindle.Workloads.FileStreams;
 
 namespace Spindle.Benchmarks.Suites;
 

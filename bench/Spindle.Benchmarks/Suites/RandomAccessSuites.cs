@@ -1,6 +1,6 @@
 using BenchmarkDotNet.Attributes;
-using Spindle.Benchmarks.Workloads;
-using Spindle.Benchmarks.Workloads.RandomAccess;
+using Spindle.Workloads;
+using Spindle.Workloads.RandomAccess;
 
 namespace Spindle.Benchmarks.Suites;
 

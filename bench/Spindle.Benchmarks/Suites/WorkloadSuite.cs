@@ -1,5 +1,5 @@
 using BenchmarkDotNet.Attributes;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Benchmarks.Suites;
 
@@ -40,14 +40,18 @@ public abstract class WorkloadSuite
     [Benchmark(Baseline = true, Description = "System.IO")]
     public ValueTask SystemIO() => Row.RunAsync(Contender.SystemIO);
 
-    /// <summary>Spindle's synchronous path or Sync engine.</summary>
-    [Benchmark(Description = "Spindle Sync")]
-    public ValueTask SpindleSync() => Row.RunAsync(Contender.SpindleSync);
+    /// <summary>Spindle as a user gets it: the default engine (Auto).</summary>
+    [Benchmark(Description = "Spindle Auto")]
+    public ValueTask SpindleAuto() => Row.RunAsync(Contender.SpindleAuto);
 }
 
-/// <summary>An asynchronous row: also every other Spindle engine.</summary>
+/// <summary>An asynchronous row: also every Spindle engine by name.</summary>
 public abstract class AsyncWorkloadSuite : WorkloadSuite
 {
+    /// <summary>Spindle on the Sync engine.</summary>
+    [Benchmark(Description = "Spindle Sync")]
+    public ValueTask SpindleSync() => Row.RunAsync(Contender.SpindleSync);
+
     /// <summary>Spindle on the ThreadPool engine.</summary>
     [Benchmark(Description = "Spindle ThreadPool")]
     public ValueTask SpindleThreadPool() => Row.RunAsync(Contender.SpindleThreadPool);

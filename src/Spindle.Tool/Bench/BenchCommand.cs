@@ -1,11 +1,11 @@
 using System.Diagnostics;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 using Spindle.Tool.Reports;
 
 namespace Spindle.Tool.Bench;
 
-/// <summary><c>spindle bench</c>: SPEC §5's matrix, System.IO and Spindle side by side in one process.</summary>
+/// <summary><c>spindle bench</c>: the benchmark matrix (SPEC §5), System.IO and Spindle side by side in one process.</summary>
 public sealed class BenchCommand : ICommand
 {
     /// <inheritdoc />
@@ -16,23 +16,30 @@ public sealed class BenchCommand : ICommand
 
     /// <inheritdoc />
     public string Help => """
-        usage: spindle bench [--quick] [--filter PATTERN] [--dir PATH] [--out PATH] [--rounds N] [--no-fio]
+        usage: spindle bench [--quick] [--filter PATTERN] [--dir PATH] [--out PATH] [--rounds N] [--no-fio] [--list]
 
-        Runs SPEC §5's benchmark matrix (FileStream, RandomAccess and beyond-System.IO rows) in one
-        process, System.IO and every Spindle engine interleaved, and prints one table: median time per
-        operation of each contender, the ratio best Spindle / System.IO, allocated bytes per operation,
-        and fio's figure where a row has one. Writes bench-report.md, bench-report.json and
-        bench-report.svg (a bar chart of the ratios).
+        Measures System.IO and Spindle side by side on this machine, in one process, over the benchmark
+        matrix: FileStream and RandomAccess reads, writes, seeks and copies as .NET's own benchmarks do
+        them, 4 KiB random reads (page cache and O_DIRECT, 1 to 128 in flight), sequential 1 MiB
+        O_DIRECT reads and writes, a 1 GiB file copy, and a queue-depth sweep of O_DIRECT random reads.
+        System.IO and every Spindle engine run interleaved round by round. One table shows the median
+        time per operation of each, the headline ratio Spindle Auto / System.IO (Auto is the engine you
+        get without configuring one), allocated bytes per operation, and fio's (or cp's) figure where a
+        row has one; a second table gives CPU time and p50/p99 latency per operation beside fio's for the
+        random-read, sequential and sweep rows, and a third the sweep (operations per second by depth).
+        Writes bench-report.md, bench-report.json, bench-report.svg (the ratios) and bench-sweep.svg.
 
           --quick           shrink the large files and the rounds: about a minute in all
           --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
-                            several patterns separated by |
+                            several patterns separated by |, e.g. 'RandomRead4K*|Sequential*' or 'Sweep*'
           --dir PATH        where the benchmark files go (default: the current directory); O_DIRECT
-                            rows are skipped on file systems without direct I/O (tmpfs)
+                            rows are skipped on file systems without direct I/O
           --out PATH        where the reports go (default: the current directory)
           --rounds N        measured rounds per contender (default 9, --quick 5)
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
+
+        Ctrl-C or SIGTERM stops the run and removes its files (exit code 130 or 143).
         """;
 
     private static readonly string[] Valued = ["--filter", "--dir", "--out", "--rounds"];
@@ -54,6 +61,10 @@ public sealed class BenchCommand : ICommand
         bool quick = line.Has("--quick");
         HarnessSettings settings = quick ? HarnessSettings.Quick : HarnessSettings.Full;
         settings = settings with { Rounds = line.Int("--rounds", settings.Rounds) };
+        if (line.Value("--filter") is { } pattern && pattern.Split('|').All(string.IsNullOrWhiteSpace))
+        {
+            throw new UsageException("--filter needs a pattern (leave --filter out to run every row; spindle bench --list shows them)");
+        }
         var filter = new RowFilter(line.Value("--filter"));
         List<Workload> rows = Matrix.Build(quick ? MatrixScale.Quick : MatrixScale.Full).Where(r => filter.Matches(r.Name)).ToList();
         if (rows.Count == 0)
@@ -72,18 +83,13 @@ public sealed class BenchCommand : ICommand
 
         BenchReport report = RunAsync(rows, settings, directory, fio, noFio, quick, console).GetAwaiter().GetResult();
 
-        console.Out.Write(BenchTable.Build(report.Rows).ToConsole());
-        string markdown = Path.Combine(output, "bench-report.md");
-        string json = Path.Combine(output, "bench-report.json");
-        string svg = Path.Combine(output, "bench-report.svg");
-        File.WriteAllText(markdown, BenchMarkdown.Write(report, "bench-report.svg"));
-        File.WriteAllText(json, BenchJson.Write(report));
-        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}"), svg);
+        BenchOutput.WriteTables(report, console.Out);
+        IReadOnlyList<string> written = BenchOutput.WriteFiles(report, output);
         int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
         console.Out.WriteLine();
-        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} SPEC §6 target checks not met (see the report)");
+        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} performance target checks not met (see the report)");
         console.Out.WriteLine($"engines: {report.Engines}");
-        console.Out.WriteLine($"wrote {markdown}, {json}, {svg}");
+        console.Out.WriteLine($"wrote {string.Join(", ", written)}");
         return 0;
     }
 
@@ -92,7 +98,7 @@ public sealed class BenchCommand : ICommand
         var started = DateTimeOffset.UtcNow;
         MachineInfo machine = MachineInfo.Read(directory);   // before the run, so the load average is other work's
         var clock = Stopwatch.StartNew();
-        var progress = new ProgressLine(console.Error);
+        var progress = console.Progress();
         var results = new List<RowResult>();
         using var files = new BenchFiles(directory);
         try
@@ -175,6 +181,8 @@ public sealed class BenchCommand : ICommand
             IsAsync = row.IsAsync,
             OperationsPerInvocation = row.OperationsPerInvocation,
             CallsPerInvocation = row.CallsPerInvocation,
+            InFlight = row is Workloads.Beyond.RandomReads reads ? reads.InFlight : 0,
+            RecordsLatency = row.RecordsLatency,
             Results = measured,
             Fio = fioResult,
             FioNote = fioNote,

@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Text.Json;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 
@@ -60,13 +60,36 @@ public static class FioRunner
         return Parse(json, job.CommandLine(seconds), job.ReadWrite.Contains("write", StringComparison.Ordinal) ? "write" : "read");
     }
 
-    /// <summary>Reads iops and bandwidth of the first job from fio's JSON output.</summary>
+    /// <summary>
+    /// Reads the first job's figures from fio's JSON output: iops and bandwidth of <paramref name="side"/>
+    /// (read or write), CPU per I/O from the job's <c>usr_cpu</c> and <c>sys_cpu</c> (percent of one CPU
+    /// over <c>job_runtime</c> milliseconds) and the side's <c>total_ios</c>, and the 50th and 99th
+    /// percentiles of <c>clat_ns</c>. Figures fio leaves out are NaN.
+    /// </summary>
     public static FioResult Parse(string json, string command, string side)
     {
         // fio may print notices before the JSON document.
         int begin = json.IndexOf('{', StringComparison.Ordinal);
         using JsonDocument document = JsonDocument.Parse(begin > 0 ? json[begin..] : json);
-        JsonElement figures = document.RootElement.GetProperty("jobs")[0].GetProperty(side);
-        return new FioResult(command, figures.GetProperty("iops").GetDouble(), figures.GetProperty("bw_bytes").GetDouble());
+        JsonElement job = document.RootElement.GetProperty("jobs")[0];
+        JsonElement figures = job.GetProperty(side);
+        double ios = Number(figures, "total_ios");
+        double cpuPercent = Number(job, "usr_cpu") + Number(job, "sys_cpu");
+        double runtimeNs = Number(job, "job_runtime") * 1e6;
+        double percentile50 = double.NaN, percentile99 = double.NaN;
+        if (figures.TryGetProperty("clat_ns", out JsonElement clat) && clat.TryGetProperty("percentile", out JsonElement percentiles))
+        {
+            percentile50 = Number(percentiles, "50.000000");
+            percentile99 = Number(percentiles, "99.000000");
+        }
+        return new FioResult(command, figures.GetProperty("iops").GetDouble(), figures.GetProperty("bw_bytes").GetDouble())
+        {
+            CpuNsPerOperation = ios > 0 ? cpuPercent / 100 * runtimeNs / ios : double.NaN,
+            P50Ns = percentile50,
+            P99Ns = percentile99,
+        };
     }
+
+    private static double Number(JsonElement element, string name) =>
+        element.TryGetProperty(name, out JsonElement value) && value.ValueKind == JsonValueKind.Number ? value.GetDouble() : double.NaN;
 }

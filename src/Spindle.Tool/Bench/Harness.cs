@@ -1,18 +1,21 @@
 using System.Runtime.CompilerServices;
 using System.Diagnostics;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 
 /// <summary>
 /// The tool's own measurement loop: every contender of a row warms up, then runs in rounds, System.IO
 /// and Spindle interleaved (the order rotates each round) so drift on a shared machine hits all alike.
-/// Each round's batch is timed with <see cref="Stopwatch"/> and its allocations counted with
-/// <see cref="GC.GetTotalAllocatedBytes(bool)"/>; the result is the median, min and max per operation.
+/// Each round's batch is timed with <see cref="Stopwatch"/>, its allocations counted with
+/// <see cref="GC.GetTotalAllocatedBytes(bool)"/> and its process CPU time read with <c>getrusage</c>; the
+/// result is the median, min and max per operation. Rows that record latencies get every operation's
+/// latency of every measured round in an array allocated before the rounds, and their p50 and p99.
 /// </summary>
 public static class Harness
 {
     private const int MaxInvocationsPerBatch = 100_000;
+    private const int MaxLatencySamples = 1 << 21;   // per contender and row: 16 MiB of ticks at most
 
     /// <summary>Measures a row that is set up.</summary>
     public static async Task<IReadOnlyList<ContenderResult>> MeasureAsync(Workload row, HarnessSettings settings, CancellationToken cancellation)
@@ -27,31 +30,68 @@ public static class Harness
 
         var times = new double[contenders.Count][];
         var allocations = new double[contenders.Count][];
+        var cpu = new double[contenders.Count][];
+        var latencies = new LatencyRecorder?[contenders.Count];
         for (int i = 0; i < contenders.Count; i++)
         {
             times[i] = new double[settings.Rounds];
             allocations[i] = new double[settings.Rounds];
-        }
-        for (int round = 0; round < settings.Rounds; round++)
-        {
-            for (int k = 0; k < contenders.Count; k++)
+            cpu[i] = new double[settings.Rounds];
+            if (row.RecordsLatency)
             {
-                cancellation.ThrowIfCancellationRequested();
-                int i = (k + round) % contenders.Count;
-                (double ns, double bytes) = await RunBatchAsync(row, contenders[i], batch[i]).ConfigureAwait(false);
-                double operations = (double)batch[i] * row.OperationsPerInvocation;
-                times[i][round] = ns / operations;
-                allocations[i][round] = bytes / operations;
+                long operations = (long)batch[i] * row.OperationsPerInvocation * settings.Rounds;
+                latencies[i] = new LatencyRecorder((int)Math.Min(operations, MaxLatencySamples));
             }
+        }
+        try
+        {
+            for (int round = 0; round < settings.Rounds; round++)
+            {
+                for (int k = 0; k < contenders.Count; k++)
+                {
+                    cancellation.ThrowIfCancellationRequested();
+                    int i = (k + round) % contenders.Count;
+                    row.Latencies = latencies[i];
+                    (double ns, double bytes, double cpuNs) = await RunBatchAsync(row, contenders[i], batch[i]).ConfigureAwait(false);
+                    row.Latencies = null;
+                    double operations = (double)batch[i] * row.OperationsPerInvocation;
+                    times[i][round] = ns / operations;
+                    allocations[i][round] = bytes / operations;
+                    cpu[i][round] = cpuNs / operations;
+                }
+            }
+        }
+        finally
+        {
+            row.Latencies = null;
         }
 
         var results = new ContenderResult[contenders.Count];
         for (int i = 0; i < contenders.Count; i++)
         {
+            (double p50, double p99, int samples) = LatencyFigures(latencies[i]);
             results[i] = new ContenderResult(contenders[i], Median(times[i]), times[i].Min(), times[i].Max(),
-                Median(allocations[i]), settings.Rounds, batch[i]);
+                Median(allocations[i]), settings.Rounds, batch[i])
+            {
+                CpuNsPerOperation = Median(cpu[i]),
+                P50Ns = p50,
+                P99Ns = p99,
+                LatencySamples = samples,
+            };
         }
         return results;
+    }
+
+    // Sorted after the rounds, so the ordering costs nothing inside a measured batch.
+    private static (double P50, double P99, int Samples) LatencyFigures(LatencyRecorder? recorder)
+    {
+        if (recorder is null)
+        {
+            return (double.NaN, double.NaN, 0);
+        }
+        Span<long> samples = recorder.Samples;
+        samples.Sort();
+        return (Percentiles.Nanoseconds(samples, 50), Percentiles.Nanoseconds(samples, 99), samples.Length);
     }
 
     // Runs until the warm-up time has passed (at least twice) and returns the last invocation's time.
@@ -74,8 +114,9 @@ public static class Harness
 
     // Pooled, so that the batch's own state machine is not counted in the row's allocations.
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private static async ValueTask<(double Ns, double Bytes)> RunBatchAsync(Workload row, Contender contender, int invocations)
+    private static async ValueTask<(double Ns, double Bytes, double CpuNs)> RunBatchAsync(Workload row, Contender contender, int invocations)
     {
+        long cpuBefore = ProcessCpu.Nanoseconds();
         long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
         long start = Stopwatch.GetTimestamp();
         for (int n = 0; n < invocations; n++)
@@ -84,11 +125,18 @@ public static class Harness
         }
         double ns = Stopwatch.GetElapsedTime(start).TotalNanoseconds;
         long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
-        return (ns, allocated);
+        long cpuAfter = ProcessCpu.Nanoseconds();
+        double cpuNs = cpuBefore < 0 || cpuAfter < 0 ? double.NaN : cpuAfter - cpuBefore;
+        return (ns, allocated, cpuNs);
     }
 
-    private static double Median(double[] values)
+    /// <summary>The median of <paramref name="values"/>; NaN when any is NaN (a figure the kernel did not give).</summary>
+    public static double Median(double[] values)
     {
+        if (values.Any(double.IsNaN))
+        {
+            return double.NaN;
+        }
         double[] sorted = (double[])values.Clone();
         Array.Sort(sorted);
         int mid = sorted.Length / 2;

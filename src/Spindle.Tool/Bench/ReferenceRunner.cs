@@ -1,5 +1,5 @@
 using System.Diagnostics;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 

@@ -1,4 +1,4 @@
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 
@@ -11,9 +11,25 @@ namespace Spindle.Tool.Bench;
 /// <param name="Rounds">How many rounds were measured.</param>
 /// <param name="InvocationsPerRound">How many invocations each round ran.</param>
 public sealed record ContenderResult(Contender Contender, double MedianNs, double MinNs, double MaxNs,
-    double AllocatedBytesPerOperation, int Rounds, int InvocationsPerRound);
+    double AllocatedBytesPerOperation, int Rounds, int InvocationsPerRound)
+{
+    /// <summary>Process CPU time (user + system, every thread) per operation, median over the rounds; NaN when unknown.</summary>
+    public double CpuNsPerOperation { get; init; } = double.NaN;
 
-/// <summary>fio's figure for a row.</summary>
+    /// <summary>The median latency of one operation over every measured round; NaN when the row does not record latencies.</summary>
+    public double P50Ns { get; init; } = double.NaN;
+
+    /// <summary>The 99th percentile latency of one operation over every measured round; NaN when the row does not record latencies.</summary>
+    public double P99Ns { get; init; } = double.NaN;
+
+    /// <summary>How many latencies the percentiles come from.</summary>
+    public int LatencySamples { get; init; }
+
+    /// <summary>Operations per second at the median time.</summary>
+    public double OperationsPerSecond => MedianNs > 0 ? 1e9 / MedianNs : double.NaN;
+}
+
+/// <summary>fio's (or a reference command's) figures for a row.</summary>
 /// <param name="Command">The command that ran.</param>
 /// <param name="Iops">Operations per second.</param>
 /// <param name="BytesPerSecond">Bandwidth.</param>
@@ -21,6 +37,15 @@ public sealed record FioResult(string Command, double Iops, double BytesPerSecon
 {
     /// <summary>Nanoseconds per operation at fio's rate.</summary>
     public double NsPerOperation => Iops > 0 ? 1e9 / Iops : double.NaN;
+
+    /// <summary>fio's CPU time (usr_cpu + sys_cpu × its runtime) per I/O; NaN for a reference command.</summary>
+    public double CpuNsPerOperation { get; init; } = double.NaN;
+
+    /// <summary>fio's median completion latency (<c>clat_ns</c> 50th percentile); NaN when not reported.</summary>
+    public double P50Ns { get; init; } = double.NaN;
+
+    /// <summary>fio's 99th percentile completion latency (<c>clat_ns</c>); NaN when not reported.</summary>
+    public double P99Ns { get; init; } = double.NaN;
 }
 
 /// <summary>Everything measured for one row of the matrix.</summary>
@@ -29,7 +54,7 @@ public sealed class RowResult
     /// <summary>The row's name.</summary>
     public required string Name { get; init; }
 
-    /// <summary>FileStream, RandomAccess or Beyond.</summary>
+    /// <summary>FileStream, RandomAccess, Beyond or Sweep.</summary>
     public required string Group { get; init; }
 
     /// <summary>True for async rows (target 0.50).</summary>
@@ -40,6 +65,12 @@ public sealed class RowResult
 
     /// <summary>I/O calls per invocation, 0 when the row is not a loop of calls.</summary>
     public long CallsPerInvocation { get; init; }
+
+    /// <summary>Operations in flight for the random-read and sweep rows, 0 elsewhere.</summary>
+    public int InFlight { get; init; }
+
+    /// <summary>True when the row recorded each operation's latency (random-read, sequential and sweep rows).</summary>
+    public bool RecordsLatency { get; init; }
 
     /// <summary>Bytes a contender allocated per I/O call, NaN when the row has no call count.</summary>
     public double AllocatedPerCall(ContenderResult result) =>
@@ -58,13 +89,16 @@ public sealed class RowResult
     public string FioNote { get; init; } = "—";
 
     /// <summary>System.IO's figures, or null when the row was skipped.</summary>
-    public ContenderResult? SystemIO => Results.FirstOrDefault(r => r.Contender == Contender.SystemIO);
+    public ContenderResult? SystemIO => For(Contender.SystemIO);
 
-    /// <summary>The Spindle contender with the lowest median, or null.</summary>
-    public ContenderResult? BestSpindle => Results.Where(r => r.Contender != Contender.SystemIO).MinBy(r => r.MedianNs);
+    /// <summary>Spindle as a user gets it (<see cref="IoEngine.Auto"/>): the headline; null when the row was skipped.</summary>
+    public ContenderResult? Auto => For(Contender.SpindleAuto);
 
-    /// <summary>Best Spindle median over System.IO median: below 1 means Spindle is faster.</summary>
-    public double Ratio => SystemIO is { } s && BestSpindle is { } b && s.MedianNs > 0 ? b.MedianNs / s.MedianNs : double.NaN;
+    /// <summary>The Spindle contender with the lowest median, or null; for reference only, never the headline.</summary>
+    public ContenderResult? FastestSpindle => Results.Where(r => r.Contender != Contender.SystemIO).MinBy(r => r.MedianNs);
+
+    /// <summary>Spindle Auto's median over System.IO's: below 1 means what a user gets from Spindle is faster.</summary>
+    public double Ratio => SystemIO is { } s && Auto is { } a && s.MedianNs > 0 ? a.MedianNs / s.MedianNs : double.NaN;
 
     /// <summary>The figure of one contender, or null when it did not run.</summary>
     public ContenderResult? For(Contender contender) => Results.FirstOrDefault(r => r.Contender == contender);

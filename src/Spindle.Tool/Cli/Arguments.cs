@@ -104,7 +104,7 @@ public sealed class Arguments
         }
         try
         {
-            return Spindle.Benchmarks.Workloads.Units.ParseBytes(text);
+            return Spindle.Workloads.Units.ParseBytes(text);
         }
         catch (Exception e) when (e is FormatException or OverflowException)
         {

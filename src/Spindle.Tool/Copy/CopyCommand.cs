@@ -1,6 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 
 namespace Spindle.Tool.Copy;
@@ -20,7 +20,8 @@ public sealed class CopyCommand : ICommand
 
         Copies the file SRC to DST with SpindleFile.CopyAsync (copy_file_range in the kernel where
         the file systems allow it, preallocated destination), shows a progress bar and ends with the
-        size, the time and the throughput. Ctrl-C stops the copy and removes the partial DST.
+        size, the time and the throughput. Ctrl-C or SIGTERM stops the copy and removes the partial
+        DST (exit code 130 or 143).
 
           --overwrite   replace DST if it exists (otherwise an existing DST is an error)
         """;
@@ -50,7 +51,7 @@ public sealed class CopyCommand : ICommand
             throw new ToolException($"source not found: {source}");
         }
         long length = new FileInfo(source).Length;
-        var progress = new ProgressLine(console.Error);
+        var progress = console.Progress();
         var reporter = new SynchronousProgress(copied => progress.Report(copied, length, $"{Units.Bytes(copied)} of {Units.Bytes(length)}"));
         var clock = Stopwatch.StartNew();
         try

@@ -1,6 +1,6 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Bench;
 
 namespace Spindle.Tool.Reports;
@@ -24,6 +24,10 @@ public static class BenchJson
                     ["maxNs"] = Number(result.MaxNs),
                     ["allocatedBytesPerOperation"] = Number(result.AllocatedBytesPerOperation),
                     ["allocatedBytesPerCall"] = Number(row.AllocatedPerCall(result)),
+                    ["cpuNsPerOperation"] = Number(result.CpuNsPerOperation),
+                    ["p50Ns"] = Number(result.P50Ns),
+                    ["p99Ns"] = Number(result.P99Ns),
+                    ["latencySamples"] = result.LatencySamples,
                     ["rounds"] = result.Rounds,
                     ["invocationsPerRound"] = result.InvocationsPerRound,
                 };
@@ -40,12 +44,22 @@ public static class BenchJson
                 ["async"] = row.IsAsync,
                 ["operationsPerInvocation"] = row.OperationsPerInvocation,
                 ["callsPerInvocation"] = row.CallsPerInvocation,
+                ["inFlight"] = row.InFlight,
                 ["skipped"] = row.Skipped,
                 ["results"] = results,
-                ["ratio"] = Number(row.Ratio),
-                ["bestSpindle"] = row.BestSpindle?.Contender.Title(),
+                ["autoRatio"] = Number(row.Ratio),
+                ["fastestSpindle"] = row.FastestSpindle?.Contender.Title(),
                 ["fio"] = row.Fio is { } fio
-                    ? new JsonObject { ["command"] = fio.Command, ["iops"] = Number(fio.Iops), ["bytesPerSecond"] = Number(fio.BytesPerSecond), ["spindleShare"] = Number(SpecTargets.FioShare(row)) }
+                    ? new JsonObject
+                    {
+                        ["command"] = fio.Command,
+                        ["iops"] = Number(fio.Iops),
+                        ["bytesPerSecond"] = Number(fio.BytesPerSecond),
+                        ["cpuNsPerOperation"] = Number(fio.CpuNsPerOperation),
+                        ["p50Ns"] = Number(fio.P50Ns),
+                        ["p99Ns"] = Number(fio.P99Ns),
+                        ["autoShare"] = Number(SpecTargets.FioShare(row)),
+                    }
                     : null,
                 ["fioNote"] = row.Fio is null ? row.FioNote : null,
                 ["targets"] = targets,
@@ -59,6 +73,7 @@ public static class BenchJson
             ["directory"] = report.Directory,
             ["fio"] = report.FioVersion,
             ["engines"] = report.Engines,
+            ["defaultEngine"] = SpindleRandomAccess.DefaultEngine.ToString(),
             ["machine"] = new JsonObject
             {
                 ["processors"] = report.Machine.Processors,

@@ -3,11 +3,17 @@ using Spindle.Tool.Bench;
 
 namespace Spindle.Tool.Reports;
 
-/// <summary><c>bench-report.md</c>: the machine, the table, the chart and the SPEC §6 targets each row misses.</summary>
+/// <summary>
+/// <c>bench-report.md</c>: the machine, the main table with Spindle Auto's ratio, CPU and latency per
+/// operation beside fio's, the queue-depth sweep, the charts and every performance target met or not.
+/// </summary>
 public static class BenchMarkdown
 {
-    /// <summary>The report as Markdown; <paramref name="chartFile"/> is the SVG's file name beside it.</summary>
-    public static string Write(BenchReport report, string chartFile)
+    /// <summary>
+    /// The report as Markdown; <paramref name="chartFile"/> is the ratio chart's file name beside it,
+    /// <paramref name="sweepChartFile"/> the sweep chart's (null when no sweep row ran).
+    /// </summary>
+    public static string Write(BenchReport report, string chartFile, string? sweepChartFile = null)
     {
         var text = new StringBuilder();
         text.AppendLine("# spindle bench");
@@ -18,13 +24,40 @@ public static class BenchMarkdown
         text.AppendLine($"- Spindle engines: {report.Engines}");
         text.AppendLine($"- Harness: {report.Settings.Rounds} rounds per contender, System.IO and Spindle interleaved, median time per operation; fio: {report.FioVersion ?? FioRunner.NotInstalled}");
         text.AppendLine();
-        text.AppendLine("Times are the median per operation (one operation = one invocation of the row: the whole file for transfer rows, one read for the random-read rows, one block for the sequential rows). Ratio = best Spindle engine / System.IO; below 1.00 Spindle is faster.");
+        text.AppendLine("Times are the median per operation (one operation = one invocation of the row: the whole file for transfer rows, one read for the random-read rows, one block for the sequential rows). "
+            + $"**{BenchTable.RatioTitle}** is Spindle with its defaults (engine `Auto`, what a user gets without configuring anything) against System.IO; below 1.00 Spindle is faster. "
+            + "The Sync, ThreadPool and IoUring columns name an engine explicitly, for comparison.");
         text.AppendLine();
         text.Append(BenchTable.Build(report.Rows).ToMarkdown());
         text.AppendLine();
-        text.AppendLine($"![ratios]({chartFile})");
+        text.AppendLine($"![Spindle Auto / System.IO per row]({chartFile})");
+        TextTable cpu = BenchTable.CpuAndLatency(report.Rows);
+        if (cpu.Count > 0)
+        {
+            text.AppendLine();
+            text.AppendLine("## CPU and latency per operation");
+            text.AppendLine();
+            text.AppendLine("CPU/op is the process's user + system CPU time (every thread: callers, the ring thread, pool threads, GC) over the measured batches divided by their operations, median over the rounds; "
+                + "fio's is (usr_cpu + sys_cpu) × its runtime / its I/Os. p50 and p99 are over every operation of every measured round, from the call to the resumed await; fio's are its completion latencies (`clat_ns`), which leave out its submission time.");
+            text.AppendLine();
+            text.Append(cpu.ToMarkdown());
+        }
+        if (BenchTable.SweepRows(report.Rows).Count > 0)
+        {
+            text.AppendLine();
+            text.AppendLine("## Queue-depth sweep");
+            text.AppendLine();
+            text.AppendLine("O_DIRECT 4 KiB random reads, System.IO's `RandomAccess.ReadAsync` and Spindle's default against fio's io_uring engine at the same depth.");
+            text.AppendLine();
+            text.Append(BenchTable.Sweep(report.Rows).ToMarkdown());
+            if (sweepChartFile is not null)
+            {
+                text.AppendLine();
+                text.AppendLine($"![operations per second against reads in flight]({sweepChartFile})");
+            }
+        }
         text.AppendLine();
-        text.AppendLine("## SPEC §6 targets");
+        text.AppendLine("## Performance targets (Spindle's goals against System.IO and fio, checked on Spindle Auto)");
         text.AppendLine();
         text.Append(TargetsTable(report.Rows).ToMarkdown());
         return text.ToString();

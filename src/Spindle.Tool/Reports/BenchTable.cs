@@ -1,40 +1,102 @@
 using System.Globalization;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Bench;
 
 namespace Spindle.Tool.Reports;
 
-/// <summary>The one table of <c>spindle bench</c>: per row the median time per operation of each contender, the ratio, allocations and fio.</summary>
+/// <summary>
+/// The tables of <c>spindle bench</c>: per row the median time per operation of each contender with
+/// Spindle Auto's ratio as the headline; CPU and latency per operation beside fio's; the queue-depth sweep.
+/// </summary>
 public static class BenchTable
 {
-    /// <summary>Builds the table of a run.</summary>
+    /// <summary>The title of the ratio column: the default engine against System.IO.</summary>
+    public const string RatioTitle = "Auto / System.IO";
+
+    /// <summary>The main table of a run.</summary>
     public static TextTable Build(IReadOnlyList<RowResult> rows)
     {
-        string[] headers = ["Row", "System.IO", .. Contenders.SpindleColumns.Select(c => c.Title()), "Ratio", "Alloc System.IO", "Alloc Spindle", "fio / cp"];
-        bool[] right = [false, true, true, true, true, true, true, true, false];
+        string[] headers =
+        [
+            "Row", "System.IO", Contender.SpindleAuto.Title(), RatioTitle,
+            .. Contenders.NamedEngines.Select(c => c.Title()), "Alloc System.IO", "Alloc Auto", "fio / cp",
+        ];
+        bool[] right = [false, true, true, true, true, true, true, true, true, false];
         var table = new TextTable(headers, right);
         foreach (RowResult row in rows)
         {
             if (row.Skipped is not null)
             {
-                table.Add(row.Name, "skipped", "", "", "", "", "", "", row.Skipped);
+                table.Add(row.Name, "skipped", "", "", "", "", "", "", "", row.Skipped);
                 continue;
             }
             table.Add(
                 row.Name,
                 Time(row.SystemIO),
+                Time(row.Auto),
+                Ratio(row.Ratio),
                 Time(row.For(Contender.SpindleSync)),
                 Time(row.For(Contender.SpindleThreadPool)),
                 Time(row.For(Contender.SpindleIoUring)),
-                double.IsNaN(row.Ratio) ? "n/a" : row.Ratio.ToString("0.00", CultureInfo.InvariantCulture),
                 SpecTargets.Allocation(row.SystemIO?.AllocatedBytesPerOperation ?? double.NaN),
-                SpecTargets.Allocation(row.BestSpindle?.AllocatedBytesPerOperation ?? double.NaN),
+                SpecTargets.Allocation(row.Auto?.AllocatedBytesPerOperation ?? double.NaN),
                 Fio(row));
         }
         return table;
     }
 
-    /// <summary>The fio cell: fio's time per operation and bandwidth, and Spindle's share of fio's throughput.</summary>
+    /// <summary>
+    /// CPU time and latency per operation of every contender and of fio, for the rows that record
+    /// latencies (random reads, sequential O_DIRECT, the sweep); one line per contender.
+    /// </summary>
+    public static TextTable CpuAndLatency(IReadOnlyList<RowResult> rows)
+    {
+        var table = new TextTable(["Row", "Who", "Time/op", "Ops/s", "CPU/op", "p50", "p99"], [false, false, true, true, true, true, true]);
+        foreach (RowResult row in rows.Where(r => r.RecordsLatency && r.Skipped is null))
+        {
+            string name = row.Name;
+            foreach (ContenderResult result in row.Results)
+            {
+                table.Add(name, result.Contender.Title(), Units.Nanoseconds(result.MedianNs), Rate(result.OperationsPerSecond),
+                    Units.Nanoseconds(result.CpuNsPerOperation), Units.Nanoseconds(result.P50Ns), Units.Nanoseconds(result.P99Ns));
+                name = "";
+            }
+            if (row.Fio is { } fio)
+            {
+                table.Add(name, "fio", Units.Nanoseconds(fio.NsPerOperation), Rate(fio.Iops),
+                    Units.Nanoseconds(fio.CpuNsPerOperation), Units.Nanoseconds(fio.P50Ns), Units.Nanoseconds(fio.P99Ns));
+            }
+            else
+            {
+                table.Add(name, "fio", row.FioNote, "", "", "", "");
+            }
+        }
+        return table;
+    }
+
+    /// <summary>The queue-depth sweep: operations per second at each depth, System.IO, Spindle Auto and fio.</summary>
+    public static TextTable Sweep(IReadOnlyList<RowResult> rows)
+    {
+        var table = new TextTable(["In flight", "System.IO ops/s", "Spindle Auto ops/s", "fio io_uring ops/s", RatioTitle + " (time)", "Auto / fio (ops/s)"],
+            [true, true, true, true, true, true]);
+        foreach (RowResult row in SweepRows(rows))
+        {
+            table.Add(
+                row.InFlight.ToString(CultureInfo.InvariantCulture),
+                Rate(row.SystemIO?.OperationsPerSecond ?? double.NaN),
+                Rate(row.Auto?.OperationsPerSecond ?? double.NaN),
+                row.Fio is { } fio ? Rate(fio.Iops) : row.FioNote,
+                Ratio(row.Ratio),
+                double.IsFinite(SpecTargets.FioShare(row)) ? string.Create(CultureInfo.InvariantCulture, $"{SpecTargets.FioShare(row) * 100:0} %") : "n/a");
+        }
+        return table;
+    }
+
+    /// <summary>The sweep rows that ran, by depth.</summary>
+    public static IReadOnlyList<RowResult> SweepRows(IReadOnlyList<RowResult> rows) =>
+        rows.Where(r => r.Group == "Sweep" && r.Skipped is null).OrderBy(r => r.InFlight).ToList();
+
+    /// <summary>The fio cell: fio's time per operation and bandwidth, and Spindle Auto's throughput as a share of it.</summary>
     public static string Fio(RowResult row)
     {
         if (row.Fio is not { } fio)
@@ -44,8 +106,14 @@ public static class BenchTable
         double share = SpecTargets.FioShare(row);
         string tool = fio.Command.StartsWith("fio", StringComparison.Ordinal) ? "" : fio.Command.Split(' ')[0] + ": ";
         return string.Create(CultureInfo.InvariantCulture,
-            $"{tool}{Units.Nanoseconds(fio.NsPerOperation)}/op, {fio.BytesPerSecond / Units.MiB:0} MiB/s; Spindle {share * 100:0} %");
+            $"{tool}{Units.Nanoseconds(fio.NsPerOperation)}/op, {fio.BytesPerSecond / Units.MiB:0} MiB/s; Auto {share * 100:0} %");
     }
+
+    /// <summary>Operations per second, whole, with thousands separators.</summary>
+    public static string Rate(double perSecond) =>
+        double.IsFinite(perSecond) ? perSecond.ToString("N0", CultureInfo.InvariantCulture) : "n/a";
+
+    private static string Ratio(double ratio) => double.IsNaN(ratio) ? "n/a" : ratio.ToString("0.00", CultureInfo.InvariantCulture);
 
     private static string Time(ContenderResult? result) => result is null ? "—" : Units.Nanoseconds(result.MedianNs);
 }

@@ -5,6 +5,9 @@ public sealed class TextTable(IReadOnlyList<string> headers, IReadOnlyList<bool>
 {
     private readonly List<string[]> _rows = new();
 
+    /// <summary>How many rows the table has.</summary>
+    public int Count => _rows.Count;
+
     /// <summary>Adds a row with one cell per header.</summary>
     public void Add(params string[] cells) => _rows.Add(cells);
 

@@ -1,5 +1,5 @@
 using System.Globalization;
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 using Spindle.Tool.Reports;
 
@@ -20,17 +20,21 @@ public sealed class TuneCommand : ICommand
     public string Help => """
         usage: spindle tune [--dir PATH] [--size N] [--quick] [--top N] [--out PATH]
 
-        Seed 003's experiment on this machine: writes and reads a file over buffer sizes × block
-        sizes × options (None, SequentialScan, WriteThrough, DirectIO), prints the fastest rows
-        against the baseline (the smallest buffer and block with None), the recommended settings for reading and for writing, how they compare with
-        the seed's rule of thumb (buffer 25-50 %, block 60-80 % of the L1 data cache), and writes
-        tune-heatmap.svg (buffer × block). A full sweep takes a few minutes.
+        Finds the stream buffer size, block size (bytes per Read/Write call) and file options that are
+        fastest on this machine: writes and then reads a file through SpindleFileStream for every buffer
+        size × block size × option (None, SequentialScan, WriteThrough, DirectIO), prints the fastest
+        combinations against the baseline (the smallest buffer and block with None), recommends
+        settings for reading and for writing, compares them with the common rule of thumb (buffer
+        25-50 %, block 60-80 % of the CPU's L1 data cache), and writes tune-heatmap.svg (buffer × block,
+        the best option in each cell). A full sweep takes a few minutes.
 
           --dir PATH   where the test file goes (default: the current directory)
           --size N     file size: 30MB (default), 8MB with --quick; accepts k, m, g suffixes
           --quick      4 sizes per axis instead of 9, smaller file: well under a minute
           --top N      rows per table (default 10)
           --out PATH   where tune-heatmap.svg goes (default: the current directory)
+
+        Ctrl-C or SIGTERM stops the sweep and removes its file (exit code 130 or 143).
         """;
 
     private static readonly string[] Valued = ["--dir", "--size", "--top", "--out"];
@@ -64,7 +68,7 @@ public sealed class TuneCommand : ICommand
 
         console.Out.WriteLine($"spindle tune: {grid}, measuring {TunePass.StreamName}, in {directory}");
         var sweep = new TuneSweep(grid, path);
-        List<TuneMeasurement> results = sweep.Run(rule, new ProgressLine(console.Error), console.Cancellation);
+        List<TuneMeasurement> results = sweep.Run(rule, console.Progress(), console.Cancellation);
 
         var recommendations = new List<string>();
         foreach (Direction direction in new[] { Direction.Write, Direction.Read })
@@ -93,7 +97,7 @@ public sealed class TuneCommand : ICommand
             console.Out.WriteLine(recommendation);
         }
         console.Out.WriteLine(l1d > 0
-            ? $"L1 data cache: {Units.Bytes(l1d)}; seed 003's rule of thumb: buffer 25-50 % ({Units.Bytes(l1d / 4)}-{Units.Bytes(l1d / 2)}), block 60-80 % ({Units.Bytes(l1d * 6 / 10)}-{Units.Bytes(l1d * 8 / 10)})"
+            ? $"L1 data cache: {Units.Bytes(l1d)}; rule of thumb: buffer 25-50 % ({Units.Bytes(l1d / 4)}-{Units.Bytes(l1d / 2)}), block 60-80 % ({Units.Bytes(l1d * 6 / 10)}-{Units.Bytes(l1d * 8 / 10)})"
             : "L1 data cache: unknown (/sys/devices/system/cpu/cpu0/cache does not say), rule of thumb not checked");
         string heatMap = Path.Combine(output, "tune-heatmap.svg");
         SvgFile.Save(HeatMap.Build(results, grid, $"spindle tune: {Units.Bytes(grid.FileSize)}, {TunePass.StreamName}"), heatMap);

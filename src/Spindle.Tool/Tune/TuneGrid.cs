@@ -1,4 +1,4 @@
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Tune;
 

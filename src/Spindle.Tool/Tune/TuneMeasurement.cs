@@ -10,13 +10,13 @@ namespace Spindle.Tool.Tune;
 /// <param name="Option">The options.</param>
 /// <param name="Time">The median time of a pass over the whole file.</param>
 /// <param name="Extrapolated">True when a pass hit the time cap and its time was scaled up from the part done.</param>
-public sealed record TuneMeasurement(Benchmarks.Workloads.Direction Direction, int Buffer, int Block, long Calls, TuneOption Option, TimeSpan Time, bool Extrapolated);
+public sealed record TuneMeasurement(Workloads.Direction Direction, int Buffer, int Block, long Calls, TuneOption Option, TimeSpan Time, bool Extrapolated);
 
 /// <summary>Writes and reads the sweep's file through a stream, the way the seed's program did.</summary>
 internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisposable
 {
     // Page-aligned like a real I/O buffer; the direct stream takes unaligned blocks too, through its aligned window.
-    private Benchmarks.Workloads.AlignedBuffer? _block;
+    private Workloads.AlignedBuffer? _block;
 
     /// <summary>Writes the whole file once with the combination; returns the time and whether it was capped.</summary>
     public (TimeSpan Time, bool Capped) Write(int buffer, int block, TuneOption option)
@@ -72,7 +72,7 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisp
         if (_block is null || _block.Memory.Length != size)
         {
             ((IDisposable?)_block)?.Dispose();
-            _block = new Benchmarks.Workloads.AlignedBuffer(size);
+            _block = new Workloads.AlignedBuffer(size);
             Random.Shared.NextBytes(_block.Memory.Span);
         }
         return _block.Memory;

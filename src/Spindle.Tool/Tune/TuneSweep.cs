@@ -1,4 +1,4 @@
-using Spindle.Benchmarks.Workloads;
+using Spindle.Workloads;
 using Spindle.Tool.Cli;
 
 namespace Spindle.Tool.Tune;

@@ -32,17 +32,35 @@ public class BenchCommandTests
         Assert.Equal(expectedRows, rows.Select(r => r.GetProperty("name").GetString()));
         foreach (JsonElement row in rows)
         {
+            // The headline ratio is Spindle's default engine (Auto) against System.IO, never the fastest engine.
             JsonElement results = row.GetProperty("results");
             double systemIO = results.GetProperty("System.IO").GetProperty("medianNs").GetDouble();
-            double spindle = results.EnumerateObject().Where(r => r.Name != "System.IO").Min(r => r.Value.GetProperty("medianNs").GetDouble());
-            Assert.True(systemIO > 0 && spindle > 0);
-            Assert.Equal(spindle / systemIO, row.GetProperty("ratio").GetDouble(), 0.02);
+            double auto = results.GetProperty("Spindle Auto").GetProperty("medianNs").GetDouble();
+            Assert.True(systemIO > 0 && auto > 0);
+            Assert.Equal(auto / systemIO, row.GetProperty("autoRatio").GetDouble(), 0.02);
+            foreach (JsonProperty contender in results.EnumerateObject())
+            {
+                Assert.True(contender.Value.GetProperty("cpuNsPerOperation").GetDouble() > 0, $"{row.GetProperty("name")}: {contender.Name} has no CPU time");
+            }
         }
         JsonElement read1M = rows.Single(r => r.GetProperty("name").GetString() == "RandomAccess.Read(1 MiB, 4 KiB)");
         Assert.Equal(256, read1M.GetProperty("callsPerInvocation").GetInt64());
+        Assert.Equal(["System.IO", "Spindle Auto"], read1M.GetProperty("results").EnumerateObject().Select(r => r.Name));
+        Assert.Equal(JsonValueKind.Null, read1M.GetProperty("results").GetProperty("Spindle Auto").GetProperty("p99Ns").ValueKind);
         JsonElement randomRead = rows.Single(r => r.GetProperty("name").GetString()!.StartsWith("RandomRead4K", StringComparison.Ordinal));
-        Assert.Equal(4, randomRead.GetProperty("results").EnumerateObject().Count());
+        Assert.Equal(["System.IO", "Spindle Auto", "Spindle Sync", "Spindle ThreadPool", "Spindle IoUring"], randomRead.GetProperty("results").EnumerateObject().Select(r => r.Name));
         Assert.Equal("n/a (--no-fio)", randomRead.GetProperty("fioNote").GetString());
+        foreach (JsonProperty contender in randomRead.GetProperty("results").EnumerateObject())
+        {
+            // Every read of every measured round is a latency sample: 2 rounds of whole invocations of 512 reads.
+            double p50 = contender.Value.GetProperty("p50Ns").GetDouble(), p99 = contender.Value.GetProperty("p99Ns").GetDouble();
+            Assert.True(p50 > 0 && p99 >= p50, $"{contender.Name}: p50 {p50}, p99 {p99}");
+            Assert.Equal(0, contender.Value.GetProperty("latencySamples").GetInt32() % 512);
+        }
+        // The console prints the headline column and the CPU and latency table with a line per contender and fio's.
+        Assert.Contains("Auto / System.IO", result.Out);
+        Assert.Matches(@"RandomRead4K\.Cached\(QD 8, 64 MiB\)\s+System\.IO\s+[\d.]+ [nµm]?s\s+[\d,]+\s+[\d.]+ [nµm]?s\s+[\d.]+ [nµm]?s\s+[\d.]+ [nµm]?s", result.Out);
+        Assert.Matches(@"\n\s+fio\s+n/a \(--no-fio\)", result.Out);
 
         string markdown = File.ReadAllText(dir.File("bench-report.md"));
         XDocument svg = XDocument.Load(dir.File("bench-report.svg"));
@@ -53,8 +71,45 @@ public class BenchCommandTests
             Assert.Contains(row, svgTexts);
         }
         Assert.Equal(expectedRows.Length, svg.Descendants().Count(e => e.Name.LocalName == "rect" && e.Attribute("fill")?.Value is "#3a9d5d" or "#d0534a"));
+        Assert.Contains(svgTexts, t => t.Contains("Spindle Auto", StringComparison.Ordinal));
+        Assert.DoesNotContain(svgTexts, t => t.Contains("SPEC", StringComparison.Ordinal));
+        Assert.Contains("## CPU and latency per operation", markdown);
+        Assert.DoesNotContain("## Queue-depth sweep", markdown);
         // The benchmark files are gone; only the reports stay.
         Assert.Equal(["bench-report.json", "bench-report.md", "bench-report.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName).Order());
+    }
+
+    [Fact]
+    public void Bench_sweep_rows_run_alone_and_give_a_table_and_a_chart_of_operations_per_second()
+    {
+        // O_DIRECT needs a disk file system: next to the test binaries.
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        string[] args = ["bench", "--quick", "--rounds", "2", "--no-fio", "--filter", "Sweep*(QD 1,*|Sweep*(QD 4,*", "--dir", dir.Path, "--out", dir.Path];
+        Assert.Equal(["Sweep.RandomRead4K.Direct(QD 1, 64 MiB)", "Sweep.RandomRead4K.Direct(QD 4, 64 MiB)"],
+            ToolRunner.Run(["bench", "--list", .. args[1..]]).Out.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries));
+
+        ToolRunner.Result result = ToolRunner.Run(args);
+
+        Assert.True(result.ExitCode == 0, result.Error);
+        Assert.Contains("Queue-depth sweep", result.Out);
+        Assert.Matches(@"\n\s+1\s+[\d,]+\s+[\d,]+\s+n/a \(--no-fio\)\s+[\d.]+\s+n/a", result.Out);
+        Assert.Matches(@"\n\s+4\s+[\d,]+\s+[\d,]+\s+n/a \(--no-fio\)", result.Out);
+
+        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(dir.File("bench-report.json")));
+        JsonElement[] rows = json.RootElement.GetProperty("rows").EnumerateArray().ToArray();
+        Assert.Equal([1, 4], rows.Select(r => r.GetProperty("inFlight").GetInt32()));
+        Assert.All(rows, r => Assert.Equal(["System.IO", "Spindle Auto"], r.GetProperty("results").EnumerateObject().Select(c => c.Name)));
+
+        // One line per contender that has figures (fio did not run), a point per depth.
+        XDocument chart = XDocument.Load(dir.File("bench-sweep.svg"));
+        XElement[] lines = chart.Descendants().Where(e => e.Name.LocalName == "polyline").ToArray();
+        Assert.Equal(2, lines.Length);
+        Assert.All(lines, l => Assert.Equal(2, l.Attribute("points")!.Value.Split(' ').Length));
+        Assert.Equal(4, chart.Descendants().Count(e => e.Name.LocalName == "circle"));
+        string markdown = File.ReadAllText(dir.File("bench-report.md"));
+        Assert.Contains("## Queue-depth sweep", markdown);
+        Assert.Contains("![operations per second against reads in flight](bench-sweep.svg)", markdown);
+        Assert.Equal(["bench-report.json", "bench-report.md", "bench-report.svg", "bench-sweep.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName).Order());
     }
 
     [Fact]
@@ -115,6 +170,15 @@ public class BenchCommandTests
         ToolRunner.Result nothing = ToolRunner.Run("bench", "--filter", "NoSuchRow");
         Assert.Equal(2, nothing.ExitCode);
         Assert.Contains("no row matches", nothing.Error);
+
+        // An empty pattern would match every row: it is refused, not run as the whole matrix.
+        foreach (string[] empty in new[] { new[] { "bench", "--filter", "" }, ["bench", "--filter=", "--list"], ["bench", "--filter", " | "] })
+        {
+            ToolRunner.Result refused = ToolRunner.Run(empty);
+            Assert.Equal(2, refused.ExitCode);
+            Assert.Equal("spindle bench: --filter needs a pattern (leave --filter out to run every row; spindle bench --list shows them) (spindle bench --help for usage)", refused.Error.Trim());
+            Assert.Equal("", refused.Out);
+        }
     }
 
     [Fact]
@@ -135,13 +199,41 @@ public class BenchCommandTests
     }
 
     [Fact]
-    public void Unknown_command_and_no_command_are_usage_errors_and_help_lists_the_commands()
+    public void Unknown_command_and_no_command_are_usage_errors_on_stderr_and_help_lists_the_commands()
     {
-        Assert.Equal(2, ToolRunner.Run("frobnicate").ExitCode);
-        Assert.Equal(2, ToolRunner.Run().ExitCode);
+        ToolRunner.Result unknown = ToolRunner.Run("frobnicate");
+        Assert.Equal(2, unknown.ExitCode);
+        Assert.Equal("", unknown.Out);
+        ToolRunner.Result none = ToolRunner.Run();
+        Assert.Equal(2, none.ExitCode);
+        Assert.Equal("", none.Out);
+        Assert.StartsWith("usage: spindle <command>", none.Error);
+
         ToolRunner.Result help = ToolRunner.Run("--help");
         Assert.Equal(0, help.ExitCode);
-        Assert.Contains("bench", help.Out);
-        Assert.Contains("tune", help.Out);
+        Assert.Equal("", help.Error);
+        Assert.Equal(none.Error, help.Out);
+        foreach (string command in new[] { "bench", "tune", "copy" })
+        {
+            Assert.Contains(command, help.Out);
+        }
+        Assert.Contains("143 SIGTERM", help.Out);
+    }
+
+    [Theory]
+    [InlineData("bench")]
+    [InlineData("tune")]
+    [InlineData("copy")]
+    public void Every_command_has_help_in_the_users_words(string command)
+    {
+        ToolRunner.Result help = ToolRunner.Run(command, "--help");
+        Assert.Equal(0, help.ExitCode);
+        Assert.StartsWith($"usage: spindle {command}", help.Out);
+        Assert.Equal(help.Out, ToolRunner.Run(command, "-h").Out);
+        Assert.Equal(help.Out, ToolRunner.Run("help", command).Out);
+        // Spoken to users, not to the project: no spec sections or seed numbers.
+        Assert.DoesNotContain("SPEC", help.Out);
+        Assert.DoesNotContain("seed", help.Out, StringComparison.OrdinalIgnoreCase);
+        Assert.Contains("SIGTERM", help.Out);
     }
 }

@@ -39,7 +39,7 @@ public class TuneCommandTests
 
         Assert.Contains(TuneOption.All, o => o.Direct);
         Assert.Equal(2 * sizes.Length * sizes.Length * TuneOption.All.Count, results.Count);
-        foreach (Spindle.Benchmarks.Workloads.Direction direction in new[] { Spindle.Benchmarks.Workloads.Direction.Write, Spindle.Benchmarks.Workloads.Direction.Read })
+        foreach (Spindle.Workloads.Direction direction in new[] { Spindle.Workloads.Direction.Write, Spindle.Workloads.Direction.Read })
         {
             Assert.Equal(sizes.Length * sizes.Length, results.Count(r => r.Option.Direct && r.Direction == direction));
         }

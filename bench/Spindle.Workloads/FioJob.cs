@@ -1,0 +1,32 @@
+namespace Spindle.Workloads;
+
+/// <summary>The fio job that measures the same access pattern as a row, as the physical limit.</summary>
+/// <param name="ReadWrite">fio's <c>--rw</c>: randread, read or write.</param>
+/// <param name="BlockSize">Bytes per I/O (<c>--bs</c>).</param>
+/// <param name="IoEngine">fio's <c>--ioengine</c>: psync or io_uring.</param>
+/// <param name="IoDepth">Operations in flight (<c>--iodepth</c>).</param>
+/// <param name="Direct">True for O_DIRECT (<c>--direct=1</c>); false keeps the page cache (<c>--invalidate=0</c>).</param>
+/// <param name="FileName">The file fio works on; set by the row's setup.</param>
+/// <param name="FileSize">The bytes of the file fio uses (<c>--size</c>).</param>
+public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, int IoDepth, bool Direct, string FileName, long FileSize)
+{
+    /// <summary>fio's command-line arguments for a run of <paramref name="runtimeSeconds"/> with JSON output.</summary>
+    public IReadOnlyList<string> Arguments(int runtimeSeconds) =>
+    [
+        "--name=spindle",
+        $"--filename={FileName}",
+        $"--rw={ReadWrite}",
+        $"--bs={BlockSize}",
+        $"--size={FileSize}",
+        $"--ioengine={IoEngine}",
+        $"--iodepth={IoDepth}",
+        $"--direct={(Direct ? 1 : 0)}",
+        $"--invalidate={(Direct ? 1 : 0)}",
+        $"--runtime={runtimeSeconds}",
+        "--time_based",
+        "--output-format=json",
+    ];
+
+    /// <summary>The command as a person would type it.</summary>
+    public string CommandLine(int runtimeSeconds) => "fio " + string.Join(' ', Arguments(runtimeSeconds));
+}

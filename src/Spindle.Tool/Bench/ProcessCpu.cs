@@ -1,0 +1,36 @@
+using System.Runtime.InteropServices;
+
+namespace Spindle.Tool.Bench;
+
+/// <summary>
+/// The CPU time this process has used, user plus system, summed over all its threads (<c>getrusage(RUSAGE_SELF)</c>):
+/// read before and after a measured batch, the difference divided by the operations is the CPU per operation.
+/// </summary>
+internal static partial class ProcessCpu
+{
+    private const int RusageSelf = 0;
+
+    /// <summary>User + system CPU time so far in nanoseconds, or -1 when the kernel does not say.</summary>
+    public static long Nanoseconds()
+    {
+        if (GetRusage(RusageSelf, out Rusage usage) != 0)
+        {
+            return -1;
+        }
+        return (usage.UserSeconds + usage.SystemSeconds) * 1_000_000_000 + (usage.UserMicroseconds + usage.SystemMicroseconds) * 1_000;
+    }
+
+    // struct rusage on 64-bit Linux: two struct timeval, then 14 longs this code does not read.
+    [StructLayout(LayoutKind.Sequential)]
+    private struct Rusage
+    {
+        public long UserSeconds;
+        public long UserMicroseconds;
+        public long SystemSeconds;
+        public long SystemMicroseconds;
+        private unsafe fixed long _rest[14];
+    }
+
+    [LibraryImport("libc", EntryPoint = "getrusage")]
+    private static partial int GetRusage(int who, out Rusage usage);
+}

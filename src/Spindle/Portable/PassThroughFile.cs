@@ -45,7 +45,6 @@ internal static class PassThroughFile
             }
             SpindleMetrics.Fallback();
         }
-        PassThrough.Engine(options.Engine);
         var result = new FileStreamOptions
         {
             Mode = options.Mode,

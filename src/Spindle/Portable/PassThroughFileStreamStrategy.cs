@@ -25,6 +25,10 @@ internal sealed class PassThroughFileStreamStrategy : FileStreamStrategy
         return ForOwner(owner, new PassThroughFileStreamStrategy(new FileStream(path, systemOptions), PassThrough.Engine(options.Engine)));
     }
 
+    /// <summary>Opens the file as <see cref="FileStream"/>'s constructor with the same arguments does.</summary>
+    internal static FileStreamStrategy Open(SpindleFileStream owner, string path, FileMode mode, FileAccess access, FileShare share, int bufferSize, FileOptions options)
+        => ForOwner(owner, new PassThroughFileStreamStrategy(new FileStream(path, mode, access, share, bufferSize, options), IoEngine.ThreadPool));
+
     /// <summary>Wraps an open handle as <see cref="FileStream"/>'s handle constructor does.</summary>
     internal static FileStreamStrategy Wrap(SpindleFileStream owner, SafeFileHandle handle, FileAccess access, int bufferSize, bool isAsync)
         => ForOwner(owner, new PassThroughFileStreamStrategy(new FileStream(handle, access, bufferSize, isAsync), IoEngine.ThreadPool));

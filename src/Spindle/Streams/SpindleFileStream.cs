@@ -140,6 +140,12 @@ public class SpindleFileStream : Stream
     public SpindleFileStream(string path, FileMode mode, FileAccess access, FileShare share, int bufferSize, FileOptions options)
     {
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
+        if (Portable.PassThrough.Enabled)
+        {
+            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, mode, access, share, bufferSize, options);
+            SuppressFinalizerIfUnneeded();
+            return;
+        }
         SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto,
             SpindleOpenFlags.For(options));

@@ -214,7 +214,7 @@ internal sealed class AtomicAppendFileStreamStrategy : FileStreamStrategy
                         }
                         throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_handle));
                     }
-                    SpindleMetrics.Operation(IoEngine.Sync, written);
+                    SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written);
                     pointer += written;
                     remaining -= (nuint)written;
                 }

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Engines;
 
 namespace Spindle;
@@ -55,7 +56,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled<int>(cancellationToken);
         }
-        return selected.ReadAsync(handle, buffer, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.ReadAsync(handle, buffer, offset, cancellationToken), started, selected.Kind, IoDirection.Read);
     }
 
     /// <summary>Reads into several buffers asynchronously, on the process-wide engine.</summary>
@@ -89,7 +91,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled<long>(cancellationToken);
         }
-        return selected.ReadScatterAsync(handle, buffers, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.ReadScatterAsync(handle, buffers, offset, cancellationToken), started, selected.Kind, IoDirection.Read);
     }
 
     /// <summary>Writes all bytes at an offset asynchronously, on the process-wide engine.</summary>
@@ -123,7 +126,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        return selected.WriteAsync(handle, buffer, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.WriteAsync(handle, buffer, offset, cancellationToken), started, selected.Kind, IoDirection.Write);
     }
 
     /// <summary>Writes several buffers in order asynchronously, on the process-wide engine.</summary>
@@ -157,7 +161,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        return selected.WriteGatherAsync(handle, buffers, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.WriteGatherAsync(handle, buffers, offset, cancellationToken), started, selected.Kind, IoDirection.Write);
     }
 
     /// <summary>Flushes the file's data and metadata to the storage device asynchronously (<c>fsync</c>), on the process-wide engine.</summary>

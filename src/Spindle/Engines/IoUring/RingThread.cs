@@ -79,6 +79,7 @@ internal sealed unsafe class RingThread
         if (!ready)
         {
             reason = $"io_uring_setup failed: {Errno.Message(errno)} (errno {errno})";
+            Diagnostics.SpindleEventSource.Log.IoUringRefused(reason, errno);
         }
         return ready;
     }

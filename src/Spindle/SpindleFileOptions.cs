@@ -1,3 +1,5 @@
+using System.Runtime.Versioning;
+
 namespace Spindle;
 
 /// <summary>
@@ -206,8 +208,10 @@ public sealed class SpindleFileOptions
     /// only ever reads and writes whole blocks, fixing the length with <c>ftruncate</c> after a padded last block.
     /// A file system that refuses <c>O_DIRECT</c> (ramfs, procfs, some FUSE) makes the open throw
     /// <see cref="IOException"/>, unless <see cref="DirectIOFallback"/> is set.
+    /// Linux only: elsewhere opening throws <see cref="PlatformNotSupportedException"/>, or with
+    /// <see cref="DirectIOFallback"/> opens buffered and counts the fallback.
     /// </remarks>
-    public bool DirectIO { get; set; }
+    public bool DirectIO { get; [SupportedOSPlatform("linux")] set; }
 
     /// <summary>
     /// Where the file system refuses <c>O_DIRECT</c>, open the file with ordinary buffered I/O instead of
@@ -232,6 +236,7 @@ public sealed class SpindleFileOptions
     /// kernel as one <c>write(2)</c> and never splits a write that fits in its buffer, so records up to the
     /// buffer size never interleave with other writers'. Reading <c>Position</c> or <c>Length</c> flushes
     /// the buffer, so that both are exact.</para>
+    /// <para>Linux only: elsewhere opening throws <see cref="PlatformNotSupportedException"/>.</para>
     /// </remarks>
-    public bool AtomicAppend { get; set; }
+    public bool AtomicAppend { get; [SupportedOSPlatform("linux")] set; }
 }

@@ -33,7 +33,7 @@ listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) =>
         {
             foreach (KeyValuePair<string, object?> tag in tags)
             {
-                if (tag.Key == "engine")
+                if (tag.Key == "spindle.engine")
                 {
                     string engine = (string)tag.Value!;
                     operations[engine] = operations.GetValueOrDefault(engine) + value;

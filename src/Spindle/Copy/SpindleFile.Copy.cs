@@ -29,6 +29,11 @@ public static partial class SpindleFile
     {
         ArgumentException.ThrowIfNullOrEmpty(sourceFileName);
         ArgumentException.ThrowIfNullOrEmpty(destFileName);
+        if (Portable.PassThrough.Enabled)
+        {
+            File.Copy(sourceFileName, destFileName, overwrite);
+            return;
+        }
         FileCopier.Copy(Path.GetFullPath(sourceFileName), Path.GetFullPath(destFileName), overwrite, progress: null, CancellationToken.None);
     }
 
@@ -62,6 +67,10 @@ public static partial class SpindleFile
         }
         string source = Path.GetFullPath(sourceFileName);
         string destination = Path.GetFullPath(destFileName);
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughFile.CopyAsync(source, destination, overwrite, progress, cancellationToken);
+        }
         // copy_file_range blocks; a pool thread runs it so that the caller's thread never does.
         return Task.Run(() => FileCopier.Copy(source, destination, overwrite, progress, cancellationToken), cancellationToken);
     }

@@ -1,17 +1,39 @@
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Runtime.CompilerServices;
 using Spindle.Interop;
 
 namespace Spindle.Diagnostics;
 
+/// <summary>Which way the bytes of an operation go; the values of OpenTelemetry's <c>disk.io.direction</c> attribute.</summary>
+internal enum IoDirection : byte
+{
+    Read,
+    Write,
+}
+
 /// <summary>
 /// The <c>Spindle</c> meter: what Spindle actually did, for dashboards and for tests that prove which
 /// engine ran. Counters are also kept as plain totals (<see cref="Snapshot"/>) for in-process checks.
 /// </summary>
+/// <remarks>
+/// Names and attributes follow OpenTelemetry's semantic conventions where one exists: durations in seconds as
+/// a histogram named <c>*.duration</c>, bytes in <c>By</c>, the registered <c>disk.io.direction</c> attribute
+/// (<c>read</c>/<c>write</c>, as on <c>process.disk.io</c>), and Spindle's own attributes under <c>spindle.</c>.
+/// </remarks>
 internal static class SpindleMetrics
 {
     /// <summary>The name of the <see cref="System.Diagnostics.Metrics.Meter"/>.</summary>
     internal const string MeterName = "Spindle";
+
+    /// <summary>The attribute naming the engine that did an operation: <c>sync</c>, <c>threadpool</c> or <c>iouring</c>.</summary>
+    internal const string EngineTag = "spindle.engine";
+
+    /// <summary>OpenTelemetry's attribute for the direction of disk I/O: <c>read</c> or <c>write</c>.</summary>
+    internal const string DirectionTag = "disk.io.direction";
+
+    /// <summary>The name of the operation duration histogram (seconds).</summary>
+    internal const string DurationName = "spindle.io.operation.duration";
 
     // Plain totals, readable without a MeterListener; striped so that concurrent I/O on several
     // cores does not contend on one cache line. They need nothing beyond the core library, so they
@@ -33,24 +55,38 @@ internal static class SpindleMetrics
     // the totals' code needs an assembly beyond the core library (System.Threading.Thread).
     private static bool Recording => DependencyLoader.Settled || DependencyLoader.TrySettle();
 
-    internal static void Operation(IoEngine engine, long bytes)
+    internal static void Operation(IoEngine engine, IoDirection direction, long bytes)
     {
         if (!Recording)
         {
             return;
         }
-        Count(engine, bytes);
+        Count(engine, direction, bytes);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void Count(IoEngine engine, long bytes)
+    private static void Count(IoEngine engine, IoDirection direction, long bytes)
     {
         s_operationCount.Add(1);
         if (bytes > 0)
         {
             s_byteCount.Add(bytes);
         }
-        s_instruments?.Operation(engine, bytes);
+        s_instruments?.Operation(engine, direction, bytes);
+    }
+
+    /// <summary>A timestamp to pass to <see cref="Duration"/> when a listener records durations, else 0 (no clock read).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static long StartTiming() => s_instruments is { DurationEnabled: true } ? Stopwatch.GetTimestamp() : 0;
+
+    /// <summary>Records the time since <paramref name="started"/> (from <see cref="StartTiming"/>); nothing when it is 0.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Duration(long started, IoEngine engine, IoDirection direction)
+    {
+        if (started != 0)
+        {
+            s_instruments?.Duration(started, engine, direction);
+        }
     }
 
     internal static void Submission()
@@ -121,9 +157,10 @@ internal static class SpindleMetrics
 /// <summary>The <c>Spindle</c> meter and its instruments. Recording never throws: a listener's exception is not the caller's.</summary>
 internal sealed class SpindleInstruments
 {
-    private readonly Meter _meter = new(SpindleMetrics.MeterName, "1.0");
+    private readonly Meter _meter = new(SpindleMetrics.MeterName, LibraryVersion.Value);
     private readonly Counter<long> _operations;
     private readonly Counter<long> _bytes;
+    private readonly Histogram<double> _duration;
     private readonly Counter<long> _submissions;
     private readonly Counter<long> _fastPathHits;
     private readonly Counter<long> _inlineWrites;
@@ -131,36 +168,59 @@ internal sealed class SpindleInstruments
 
     // Tag values are cached objects so that recording never boxes or allocates.
     private static readonly object[] s_engineNames = ["auto", "sync", "threadpool", "iouring"];
+    private static readonly object[] s_directionNames = ["read", "write"];
 
     internal SpindleInstruments()
     {
         _operations = _meter.CreateCounter<long>("spindle.io.operations", "{operation}", "File operations issued to the kernel (system calls or io_uring submissions entries).");
         _bytes = _meter.CreateCounter<long>("spindle.io.bytes", "By", "Bytes read or written.");
+        _duration = _meter.CreateHistogram<double>(SpindleMetrics.DurationName, "s",
+            "Duration of file operations: each synchronous read or write, and each asynchronous SpindleRandomAccess read or write from the call to its completion.",
+            tags: null,
+            advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] });
         _submissions = _meter.CreateCounter<long>("spindle.io_uring.enters", "{call}", "io_uring_enter calls.");
         _fastPathHits = _meter.CreateCounter<long>("spindle.fastpath.hits", "{operation}", "Async reads completed synchronously from the page cache.");
         _inlineWrites = _meter.CreateCounter<long>("spindle.fastpath.inline_writes", "{operation}", "Small async writes to cached local files done on the caller's thread.");
         _fallbacks = _meter.CreateCounter<long>("spindle.engine.fallbacks", "{event}", "Times an engine was unavailable and another was used.");
     }
 
+    internal bool DurationEnabled => _duration.Enabled;
+
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal void Operation(IoEngine engine, long bytes)
+    internal void Operation(IoEngine engine, IoDirection direction, long bytes)
     {
-        if (!_operations.Enabled)
+        if (!_operations.Enabled && !_bytes.Enabled)
         {
             return;
         }
         try
         {
-            var tag = new KeyValuePair<string, object?>("engine", s_engineNames[(int)engine]);
-            _operations.Add(1, tag);
+            var engineTag = new KeyValuePair<string, object?>(SpindleMetrics.EngineTag, s_engineNames[(int)engine]);
+            var directionTag = new KeyValuePair<string, object?>(SpindleMetrics.DirectionTag, s_directionNames[(int)direction]);
+            _operations.Add(1, engineTag, directionTag);
             if (bytes > 0)
             {
-                _bytes.Add(bytes, tag);
+                _bytes.Add(bytes, engineTag, directionTag);
             }
         }
         catch (Exception)
         {
             // A listener failed; the operation it measured did not.
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal void Duration(long started, IoEngine engine, IoDirection direction)
+    {
+        try
+        {
+            _duration.Record(Stopwatch.GetElapsedTime(started).TotalSeconds,
+                new KeyValuePair<string, object?>(SpindleMetrics.EngineTag, s_engineNames[(int)engine]),
+                new KeyValuePair<string, object?>(SpindleMetrics.DirectionTag, s_directionNames[(int)direction]));
+        }
+        catch (Exception)
+        {
+            // As in Operation.
         }
     }
 

@@ -1,3 +1,4 @@
+using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Direct;
 using Spindle.Interop;
@@ -16,9 +17,15 @@ public static partial class SpindleFile
     /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
     /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
+    /// <exception cref="PlatformNotSupportedException">Not on Linux.</exception>
+    [SupportedOSPlatform("linux")]
     public static DirectIOAlignment GetDirectIOAlignment(SafeFileHandle handle)
     {
         SpindleRandomAccess.ValidateHandle(handle);
+        if (Portable.PassThrough.Enabled)
+        {
+            throw Portable.PassThrough.LinuxOnly(nameof(GetDirectIOAlignment));
+        }
         if (DirectHandles.TryGet(handle, out DirectIOAlignment known))
         {
             return known;
@@ -44,13 +51,17 @@ public static partial class SpindleFile
     /// that refused direct I/O.
     /// </summary>
     /// <param name="handle">An open handle.</param>
-    /// <returns>True when the handle bypasses the page cache.</returns>
+    /// <returns>True when the handle bypasses the page cache; always false off Linux.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
     /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
     public static bool IsDirectIO(SafeFileHandle handle)
     {
         SpindleRandomAccess.ValidateHandle(handle);
+        if (Portable.PassThrough.Enabled)
+        {
+            return false; // only Linux opens direct handles
+        }
         bool added = false;
         try
         {

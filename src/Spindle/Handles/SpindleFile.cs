@@ -30,7 +30,9 @@ public static partial class SpindleFile
     /// <exception cref="IOException">Any other error, for example a sharing violation or a full disk; <see cref="Exception.HResult"/> is the errno.</exception>
     public static SafeFileHandle OpenHandle(string path, FileMode mode = FileMode.Open, FileAccess access = FileAccess.Read,
         FileShare share = FileShare.Read, FileOptions options = FileOptions.None, long preallocationSize = 0)
-        => FileOpener.Open(path, mode, access, share, options, preallocationSize, unixCreateMode: null,
+        => Portable.PassThrough.Enabled
+            ? File.OpenHandle(path, mode, access, share, options, preallocationSize)
+            : FileOpener.Open(path, mode, access, share, options, preallocationSize, unixCreateMode: null,
             SpindleOpenFlags.For(options));
 
     /// <summary>
@@ -45,6 +47,10 @@ public static partial class SpindleFile
     /// <exception cref="IOException">The file could not be opened; see <see cref="OpenHandle(string, FileMode, FileAccess, FileShare, FileOptions, long)"/>.</exception>
     public static SafeFileHandle OpenHandle(string path, SpindleFileOptions options)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughFile.OpenHandle(path, options);
+        }
         OpenValidation.ValidateOptions(path, options);
         SafeFileHandle handle = FileOpener.Open(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize, options.UnixCreateMode,
             SpindleOpenFlags.For(options));

@@ -19,8 +19,10 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
+            long started = SpindleMetrics.StartTiming();
             int read = PositionalIo.Read(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, read);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read);
+            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
             return read;
         }
         finally
@@ -38,8 +40,10 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
+            long started = SpindleMetrics.StartTiming();
             PositionalIo.Write(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, buffer.Length);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length);
+            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
         }
         finally
         {
@@ -56,8 +60,10 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
+            long started = SpindleMetrics.StartTiming();
             long read = PositionalIo.ReadScatter(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, read);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read);
+            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
             return read;
         }
         finally
@@ -75,8 +81,10 @@ internal static class HandleIo
         try
         {
             handle.DangerousAddRef(ref added);
+            long started = SpindleMetrics.StartTiming();
             long written = PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, written);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written);
+            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
         }
         finally
         {

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Engines;
 
 namespace Spindle;
@@ -16,10 +17,10 @@ public static partial class SpindleRandomAccess
     /// environment variable (<c>sync</c>, <c>threadpool</c>, <c>iouring</c>, <c>auto</c>), else io_uring
     /// when the kernel allows it, else the thread pool.
     /// </remarks>
-    public static IoEngine DefaultEngine => EngineSelector.Default.Kind;
+    public static IoEngine DefaultEngine => Portable.PassThrough.Enabled ? IoEngine.ThreadPool : EngineSelector.Default.Kind;
 
     /// <summary>Whether the kernel lets this process use io_uring (a ring could be set up).</summary>
-    public static bool IsIoUringAvailable => EngineSelector.IsIoUringAvailable;
+    public static bool IsIoUringAvailable => !Portable.PassThrough.Enabled && EngineSelector.IsIoUringAvailable;
 
     /// <summary>Reads bytes at an offset asynchronously, on the process-wide engine.</summary>
     /// <param name="handle">The file handle, opened with read access.</param>
@@ -44,6 +45,10 @@ public static partial class SpindleRandomAccess
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="fileOffset"/> is negative or <paramref name="engine"/> undefined.</exception>
     public static ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughRandomAccess.ReadAsync(handle, buffer, fileOffset, engine, cancellationToken);
+        }
         long offset = ValidateInput(handle, fileOffset);
         Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
@@ -51,7 +56,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled<int>(cancellationToken);
         }
-        return selected.ReadAsync(handle, buffer, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.ReadAsync(handle, buffer, offset, cancellationToken), started, selected.Kind, IoDirection.Read);
     }
 
     /// <summary>Reads into several buffers asynchronously, on the process-wide engine.</summary>
@@ -73,6 +79,10 @@ public static partial class SpindleRandomAccess
     /// <returns>The total number of bytes read.</returns>
     public static ValueTask<long> ReadAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughRandomAccess.ReadAsync(handle, buffers, fileOffset, engine, cancellationToken);
+        }
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
         Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
@@ -81,7 +91,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled<long>(cancellationToken);
         }
-        return selected.ReadScatterAsync(handle, buffers, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.ReadScatterAsync(handle, buffers, offset, cancellationToken), started, selected.Kind, IoDirection.Read);
     }
 
     /// <summary>Writes all bytes at an offset asynchronously, on the process-wide engine.</summary>
@@ -104,6 +115,10 @@ public static partial class SpindleRandomAccess
     /// <returns>A task that completes when every byte is written.</returns>
     public static ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughRandomAccess.WriteAsync(handle, buffer, fileOffset, engine, cancellationToken);
+        }
         long offset = ValidateInput(handle, fileOffset);
         Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
@@ -111,7 +126,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        return selected.WriteAsync(handle, buffer, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.WriteAsync(handle, buffer, offset, cancellationToken), started, selected.Kind, IoDirection.Write);
     }
 
     /// <summary>Writes several buffers in order asynchronously, on the process-wide engine.</summary>
@@ -133,6 +149,10 @@ public static partial class SpindleRandomAccess
     /// <returns>A task that completes when every byte is written.</returns>
     public static ValueTask WriteAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine engine, CancellationToken cancellationToken = default)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughRandomAccess.WriteAsync(handle, buffers, fileOffset, engine, cancellationToken);
+        }
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
         Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
@@ -141,7 +161,8 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        return selected.WriteGatherAsync(handle, buffers, offset, cancellationToken);
+        long started = AsyncTiming.Start(selected.Kind);
+        return AsyncTiming.Time(selected.WriteGatherAsync(handle, buffers, offset, cancellationToken), started, selected.Kind, IoDirection.Write);
     }
 
     /// <summary>Flushes the file's data and metadata to the storage device asynchronously (<c>fsync</c>), on the process-wide engine.</summary>
@@ -161,6 +182,10 @@ public static partial class SpindleRandomAccess
     /// <returns>A task that completes when the device has the data.</returns>
     public static ValueTask FlushToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken = default)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughRandomAccess.FlushToDiskAsync(handle, engine, cancellationToken);
+        }
         ValidateHandle(handle);
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)

@@ -26,6 +26,10 @@ public static partial class SpindleRandomAccess
     /// <exception cref="NotSupportedException">The handle does not support seeking (pipe, socket).</exception>
     public static long GetLength(SafeFileHandle handle)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return System.IO.RandomAccess.GetLength(handle);
+        }
         ValidateSeekableInput(handle);
         return HandleIo.GetLength(handle);
     }
@@ -41,6 +45,11 @@ public static partial class SpindleRandomAccess
     /// <exception cref="UnauthorizedAccessException">The handle was not opened for writing.</exception>
     public static void SetLength(SafeFileHandle handle, long length)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            System.IO.RandomAccess.SetLength(handle, length);
+            return;
+        }
         ValidateSeekableInput(handle);
         if (length < 0)
         {
@@ -56,6 +65,11 @@ public static partial class SpindleRandomAccess
     /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
     public static void FlushToDisk(SafeFileHandle handle)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            System.IO.RandomAccess.FlushToDisk(handle);
+            return;
+        }
         ValidateHandle(handle);
         HandleIo.FlushToDisk(handle);
     }
@@ -73,6 +87,10 @@ public static partial class SpindleRandomAccess
     /// <exception cref="IOException">An I/O error occurred.</exception>
     public static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return System.IO.RandomAccess.Read(handle, buffer, fileOffset);
+        }
         long offset = ValidateInput(handle, fileOffset);
         Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         return HandleIo.Read(handle, buffer, offset);
@@ -91,6 +109,10 @@ public static partial class SpindleRandomAccess
     /// <exception cref="IOException">An I/O error occurred.</exception>
     public static long Read(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return System.IO.RandomAccess.Read(handle, buffers, fileOffset);
+        }
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
         Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
@@ -109,6 +131,11 @@ public static partial class SpindleRandomAccess
     /// <exception cref="IOException">An I/O error occurred, for example a full disk.</exception>
     public static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            System.IO.RandomAccess.Write(handle, buffer, fileOffset);
+            return;
+        }
         long offset = ValidateInput(handle, fileOffset);
         Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
         HandleIo.Write(handle, buffer, offset);
@@ -126,6 +153,11 @@ public static partial class SpindleRandomAccess
     /// <exception cref="IOException">An I/O error occurred, for example a full disk.</exception>
     public static void Write(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            System.IO.RandomAccess.Write(handle, buffers, fileOffset);
+            return;
+        }
         long offset = ValidateInput(handle, fileOffset);
         ValidateBuffers(buffers);
         Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call

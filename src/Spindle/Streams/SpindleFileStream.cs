@@ -1,3 +1,4 @@
+using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Handles;
 using Spindle.Streams;
@@ -36,6 +37,12 @@ public class SpindleFileStream : Stream
     public SpindleFileStream(string path, SpindleFileOptions options)
     {
         StreamValidation.ValidateOptions(path, options);
+        if (Portable.PassThrough.Enabled)
+        {
+            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, options);
+            SuppressFinalizerIfUnneeded();
+            return;
+        }
         SafeFileHandle handle = SpindleFile.OpenHandle(path, options);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
         _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine,
@@ -133,10 +140,31 @@ public class SpindleFileStream : Stream
     public SpindleFileStream(string path, FileMode mode, FileAccess access, FileShare share, int bufferSize, FileOptions options)
     {
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
+        if (Portable.PassThrough.Enabled)
+        {
+            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, mode, access, share, bufferSize, options);
+            SuppressFinalizerIfUnneeded();
+            return;
+        }
         SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto,
             SpindleOpenFlags.For(options));
         SuppressFinalizerIfUnneeded();
+    }
+
+    /// <summary>
+    /// Wraps an open handle, which the stream then owns, with a 4096-byte buffer. The handle's current OS
+    /// offset becomes the position; <see cref="IsAsync"/> is the handle's.
+    /// </summary>
+    /// <param name="handle">An open handle, from Spindle or System.IO.</param>
+    /// <param name="access">What the stream may do; must agree with how the handle was opened.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
+    /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="access"/> is out of range.</exception>
+    /// <exception cref="ObjectDisposedException"><paramref name="handle"/> is closed.</exception>
+    public SpindleFileStream(SafeFileHandle handle, FileAccess access)
+        : this(handle, access, DefaultBufferSize)
+    {
     }
 
     /// <summary>
@@ -150,7 +178,7 @@ public class SpindleFileStream : Stream
     /// <exception cref="ArgumentException"><paramref name="handle"/> is invalid.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="access"/> is out of range or <paramref name="bufferSize"/> negative.</exception>
     /// <exception cref="ObjectDisposedException"><paramref name="handle"/> is closed.</exception>
-    public SpindleFileStream(SafeFileHandle handle, FileAccess access, int bufferSize = DefaultBufferSize)
+    public SpindleFileStream(SafeFileHandle handle, FileAccess access, int bufferSize)
     {
         StreamValidation.ValidateHandle(handle, access, bufferSize);
         _strategy = StrategyFactory.ForHandle(this, handle, access, bufferSize, handle.IsAsync);
@@ -459,6 +487,10 @@ public class SpindleFileStream : Stream
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="position"/> or <paramref name="length"/> is negative.</exception>
     /// <exception cref="ObjectDisposedException">The stream is closed.</exception>
     /// <exception cref="IOException">Another handle holds a conflicting lock.</exception>
+    [UnsupportedOSPlatform("ios")]
+    [UnsupportedOSPlatform("macos")]
+    [UnsupportedOSPlatform("tvos")]
+    [UnsupportedOSPlatform("freebsd")]
     public virtual void Lock(long position, long length)
     {
         ValidateLockArguments(position, length);
@@ -470,6 +502,10 @@ public class SpindleFileStream : Stream
     /// <param name="length">The number of bytes.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="position"/> or <paramref name="length"/> is negative.</exception>
     /// <exception cref="ObjectDisposedException">The stream is closed.</exception>
+    [UnsupportedOSPlatform("ios")]
+    [UnsupportedOSPlatform("macos")]
+    [UnsupportedOSPlatform("tvos")]
+    [UnsupportedOSPlatform("freebsd")]
     public virtual void Unlock(long position, long length)
     {
         ValidateLockArguments(position, length);

@@ -40,6 +40,10 @@ internal static class StrategyFactory
 
     internal static FileStreamStrategy ForHandle(SpindleFileStream stream, SafeFileHandle handle, FileAccess access, int bufferSize, bool isAsync)
     {
+        if (Portable.PassThrough.Enabled)
+        {
+            return Portable.PassThroughFileStreamStrategy.Wrap(stream, handle, access, bufferSize, isAsync);
+        }
         FileIoEngine engine = ChooseEngine(IoEngine.Auto, isAsync);
         OSFileStreamStrategy os;
         if (SafeFileHandleInternals.CanSeek(handle))

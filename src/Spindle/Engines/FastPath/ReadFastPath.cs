@@ -56,7 +56,7 @@ internal static unsafe class ReadFastPath
                     return -1;
                 }
                 SpindleMetrics.FastPathHit();
-                SpindleMetrics.Operation(engine, result);
+                SpindleMetrics.Operation(engine, IoDirection.Read, result);
                 return (int)result;
             }
         }
@@ -144,7 +144,7 @@ internal static unsafe class ReadFastPath
                 return -1;
             }
             SpindleMetrics.FastPathHit();
-            SpindleMetrics.Operation(engine, result);
+            SpindleMetrics.Operation(engine, IoDirection.Read, result);
             return result;
         }
         catch (ObjectDisposedException)

@@ -44,7 +44,7 @@ internal static class WriteFastPath
             handle.DangerousAddRef(ref added);
             PositionalIo.Write(HandleIo.Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
             SpindleMetrics.InlineWrite();
-            SpindleMetrics.Operation(engine, buffer.Length);
+            SpindleMetrics.Operation(engine, IoDirection.Write, buffer.Length);
             return default;
         }
         catch (Exception e)
@@ -88,7 +88,7 @@ internal static class WriteFastPath
             handle.DangerousAddRef(ref added);
             PositionalIo.WriteGather(HandleIo.Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
             SpindleMetrics.InlineWrite();
-            SpindleMetrics.Operation(engine, 0);
+            SpindleMetrics.Operation(engine, IoDirection.Write, 0);
             return default;
         }
         catch (Exception e)

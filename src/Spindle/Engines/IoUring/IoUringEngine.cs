@@ -98,6 +98,7 @@ internal sealed class IoUringEngine : FileIoEngine
                 return engine;
             }
             UnavailableReason = $"io_uring_setup failed: {Errno.Message(errno)} (errno {errno})";
+            Diagnostics.SpindleEventSource.Log.IoUringRefused(UnavailableReason, errno);
             if (errno is Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN)
             {
                 // Resources that come back: the callers fall back now, and a later call tries again.

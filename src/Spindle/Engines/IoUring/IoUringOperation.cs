@@ -411,7 +411,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
 
     private void Succeed()
     {
-        SpindleMetrics.Operation(IoEngine.IoUring, _transferred);
+        SpindleMetrics.Operation(IoEngine.IoUring, _kind is OperationKind.Read or OperationKind.ReadVectors ? IoDirection.Read : IoDirection.Write, _transferred);
         Complete(_prefix + _transferred, null);
     }
 

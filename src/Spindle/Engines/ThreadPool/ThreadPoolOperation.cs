@@ -132,23 +132,23 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         {
             case OperationKind.Read:
                 int read = PositionalIo.Read(fd, _buffer.Span, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, read);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, read);
                 return _prefix + read;
             case OperationKind.Write:
                 PositionalIo.Write(fd, _source.Span, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, _source.Length);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, _source.Length);
                 return 0;
             case OperationKind.ReadScatter:
                 long total = PositionalIo.ReadScatter(fd, _buffers!, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, total);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, total);
                 return total;
             case OperationKind.WriteGather:
                 PositionalIo.WriteGather(fd, _sources!, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, 0);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0);
                 return 0;
             default:
                 HandleIo.FlushToDisk(_handle!);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, 0);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0);
                 return 0;
         }
     }

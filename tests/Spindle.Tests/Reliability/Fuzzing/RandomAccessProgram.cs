@@ -144,7 +144,7 @@ public sealed class RandomAccessProgram : DifferentialProgram
         int faultSeed = c.Random.Next();
         // Faults that a correct library absorbs without a visible difference: EINTR anywhere, short writes.
         bool faults = c.Chance(30);
-        _direct = c.Chance(10);
+        _direct = c.Chance(10) && !Portable.PassThrough.Enabled; // the same draws in either mode; no O_DIRECT under the pass-through
         if (_direct)
         {
             _totals.AddDirect();

@@ -74,7 +74,7 @@ public sealed class StreamProgram : DifferentialProgram
         bool faults = how == 2 && c.Chance(40);
         int faultSeed = c.Random.Next();
         // Buffered streams over O_DIRECT (Spindle's own buffer keeps the alignment) must behave as FileStream does.
-        bool direct = how == 0 && c.Chance(10);
+        bool direct = how == 0 && c.Chance(10) && !Portable.PassThrough.Enabled;
         if (direct)
         {
             bufferSize = c.Pick(4096, 8192, 16384);

@@ -1,0 +1,58 @@
+using Spindle.Diagnostics;
+
+namespace Spindle.Portable;
+
+/// <summary>
+/// Whether Spindle hands every call to System.IO instead of making Linux system calls: always off Linux
+/// (Windows has no libc; macOS has other flag values and no <c>statx</c>, <c>preadv2</c> or io_uring), and on
+/// Linux when forced, so that the pass-through runs the same differential tests as the Linux code.
+/// </summary>
+/// <remarks>
+/// Decided once per process, before the first call: a <c>static readonly</c> field, so the JIT folds the
+/// check in every entry point into nothing.
+/// </remarks>
+internal static class PassThrough
+{
+    /// <summary>The AppContext switch (runtimeconfig.json) that forces the pass-through on Linux.</summary>
+    internal const string SwitchName = "Spindle.PassThroughToSystemIO";
+
+    /// <summary>The environment variable (<c>1</c> or <c>true</c>) that forces the pass-through on Linux.</summary>
+    internal const string EnvironmentName = "SPINDLE_PASS_THROUGH";
+
+    /// <summary>True when every call goes to System.IO.</summary>
+    internal static readonly bool Enabled = !OperatingSystem.IsLinux() || Forced();
+
+    private static bool Forced()
+    {
+        if (AppContext.TryGetSwitch(SwitchName, out bool forced))
+        {
+            return forced;
+        }
+        string? value = Environment.GetEnvironmentVariable(EnvironmentName);
+        return value is not null && (value.Trim() == "1" || value.Trim().Equals("true", StringComparison.OrdinalIgnoreCase));
+    }
+
+    /// <summary>The exception for a Linux-only feature used elsewhere (or in forced pass-through).</summary>
+    internal static PlatformNotSupportedException LinuxOnly(string feature) => new(
+        $"{feature} is only available on Linux; on {OperatingSystemName} Spindle passes through to System.IO, which has no equivalent.");
+
+    /// <summary>
+    /// The engine that actually runs a request: System.IO's asynchronous I/O, which Spindle reports as
+    /// <see cref="IoEngine.ThreadPool"/> (what it is on Unix); asking for another engine counts a fallback.
+    /// </summary>
+    internal static IoEngine Engine(IoEngine requested)
+    {
+        if (requested is < IoEngine.Auto or > IoEngine.IoUring)
+        {
+            ThrowHelper.ThrowEnumOutOfRange("engine");
+        }
+        if (requested is IoEngine.Sync or IoEngine.IoUring)
+        {
+            SpindleMetrics.Fallback();
+        }
+        return IoEngine.ThreadPool;
+    }
+
+    private static string OperatingSystemName =>
+        OperatingSystem.IsLinux() ? "Linux with the System.IO pass-through forced" : System.Runtime.InteropServices.RuntimeInformation.OSDescription;
+}

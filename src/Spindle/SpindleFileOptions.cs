@@ -234,8 +234,12 @@ public sealed class SpindleFileOptions
     /// write always lands at the end of the file whatever the position, and afterwards the position is where
     /// that write ended (the file's length at that moment). The stream hands each flush of its buffer to the
     /// kernel as one <c>write(2)</c> and never splits a write that fits in its buffer, so records up to the
-    /// buffer size never interleave with other writers'. Reading <c>Position</c> or <c>Length</c> flushes
-    /// the buffer, so that both are exact.</para>
+    /// buffer size never interleave with other writers' while their writers live. Reading <c>Position</c> or
+    /// <c>Length</c> flushes the buffer, so that both are exact.</para>
+    /// <para>The kernel places each <c>write(2)</c> whole at the end of the file, but does not promise that a
+    /// call finishes: a writer killed in the middle of a large write, or one that meets a full disk, leaves
+    /// a torn record that other writers' records then follow. <see cref="AppendLog"/> frames records with a
+    /// length and a checksum so that a reader skips such a record and keeps every other.</para>
     /// <para>Linux only: elsewhere opening throws <see cref="PlatformNotSupportedException"/>.</para>
     /// </remarks>
     public bool AtomicAppend { get; [SupportedOSPlatform("linux")] set; }

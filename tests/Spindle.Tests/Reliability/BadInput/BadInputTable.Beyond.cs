@@ -48,6 +48,51 @@ public static partial class BadInputTable
             Rows["DirectIOAlignment" + member] = Nothing;
         }
 
+        Rows["AppendLog.HeaderSize (field)"] = Nothing;
+        Rows["AppendLog.MaxPayloadLength (field)"] = Nothing;
+        Rows["AppendLog.GetFrameLength(Int32)"] = c =>
+        [
+            Throws<ArgumentOutOfRangeException>("-1", () => AppendLog.GetFrameLength(-1)),
+            Throws<ArgumentOutOfRangeException>("MaxPayloadLength + 1", () => AppendLog.GetFrameLength(AppendLog.MaxPayloadLength + 1)),
+        ];
+        Rows["AppendLog.WriteFrame(ReadOnlySpan<Byte>, Span<Byte>)"] = c =>
+        [
+            Throws<ArgumentException>("a destination one byte short", () => AppendLog.WriteFrame(new byte[10], new byte[AppendLog.HeaderSize + 9])),
+            Throws<ArgumentException>("an empty destination", () => AppendLog.WriteFrame([], [])),
+        ];
+        Rows["AppendLog.Append(SafeFileHandle, ReadOnlySpan<Byte>)"] = c =>
+        [
+            .. SpindleOnlyHandleCases(c, h => AppendLog.Append(h, [1, 2, 3])),
+            Throws<ArgumentException>("a handle without O_APPEND", () => AppendLog.Append(c.Spindle.ReadWrite, [1, 2, 3])),
+            Throws<ArgumentException>("a read-only handle", () => AppendLog.Append(c.Spindle.ReadOnly, [1, 2, 3])),
+        ];
+        Rows["AppendLog.Append(Stream, ReadOnlySpan<Byte>)"] = c =>
+        [
+            Throws<ArgumentNullException>("null stream", () => AppendLog.Append((Stream)null!, [1])),
+            Throws<NotSupportedException>("a read-only stream", () =>
+            {
+                using Stream s = c.OpenStream(spindle: true, FileAccess.Read);
+                AppendLog.Append(s, [1]);
+            }),
+            Throws<ObjectDisposedException>("a disposed stream", () =>
+            {
+                Stream s = c.OpenStream(spindle: true, FileAccess.Write);
+                s.Dispose();
+                AppendLog.Append(s, [1]);
+            }),
+        ];
+        // Any bytes are contents to scan: damage is reported, not thrown.
+        Rows["AppendLog.Scan(ReadOnlyMemory<Byte>)"] = Nothing;
+        Rows["AppendLog.ReadAll(String)"] = c =>
+        [
+            SameAsSystemIo("null path", () => AppendLog.ReadAll(null!), () => File.ReadAllBytes(null!)),
+            SameAsSystemIo("empty path", () => AppendLog.ReadAll(""), () => File.ReadAllBytes("")),
+            SameAsSystemIo("a missing file", () => AppendLog.ReadAll(c.Missing), () => File.ReadAllBytes(c.Missing)),
+            SameAsSystemIo("a directory", () => AppendLog.ReadAll(c.DirectoryPath), () => File.ReadAllBytes(c.DirectoryPath)),
+        ];
+        Rows["AppendLogScan.get_Records()"] = Nothing;
+        Rows["AppendLogScan.get_Damaged()"] = Nothing;
+
         Rows["SpindleFile.GetDirectIOAlignment(SafeFileHandle)"] = c => SpindleOnlyHandleCases(c, h => SpindleFile.GetDirectIOAlignment(h));
         Rows["SpindleFile.IsDirectIO(SafeFileHandle)"] = c => SpindleOnlyHandleCases(c, h => SpindleFile.IsDirectIO(h));
         Rows["SpindleFile.Copy(String, String, Boolean)"] = c => CopyCases(c, (s, d, o) => SpindleFile.Copy(s, d, o), File.Copy);

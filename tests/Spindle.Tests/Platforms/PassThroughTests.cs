@@ -38,6 +38,8 @@ public class PassThroughTests
         Assert.Contains("engine IoUring: stream ThreadPool, fallbacks +2", output);
         Assert.Contains("default engine: ThreadPool, io_uring available: False", output);
         Assert.Contains("bytes agree: True", output);
+        Assert.Contains("copies agree: True, progress 10000", output);
+        Assert.Contains("copy over an existing file: IOException", output);
     }
 
     [Fact]
@@ -101,12 +103,24 @@ public class PassThroughTests
                 Console.WriteLine($"engine IoUring: stream {stream.Engine}, fallbacks +{SpindleMetrics.Snapshot().Fallbacks - fallbacks}");
             }
             Console.WriteLine($"default engine: {SpindleRandomAccess.DefaultEngine}, io_uring available: {SpindleRandomAccess.IsIoUringAvailable}");
+            string copy = Path.Combine(dir, "copy");
+            SpindleFile.Copy(path, copy);
+            long progress = -1;
+            SpindleFile.CopyAsync(path, Path.Combine(dir, "copy2"), progress: new Progress(value => progress = value)).GetAwaiter().GetResult();
+            Console.WriteLine($"copies agree: {File.ReadAllBytes(copy).AsSpan().SequenceEqual(data) && File.ReadAllBytes(Path.Combine(dir, "copy2")).AsSpan().SequenceEqual(data)}, progress {progress}");
+            Console.WriteLine($"copy over an existing file: {Outcome(() => SpindleFile.Copy(path, copy))}");
             return 0;
         }
         finally
         {
             Directory.Delete(dir, recursive: true);
         }
+    }
+
+    // Reports on the calling thread (System.Progress would post to the thread pool).
+    private sealed class Progress(Action<long> report) : IProgress<long>
+    {
+        public void Report(long value) => report(value);
     }
 
     private static string Outcome(Action action)

@@ -122,6 +122,13 @@ public static partial class BadInputTable
             SameAsSystemIo("undefined option 1", () => new SpindleFileStream(c.SpindlePath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, 4096, (FileOptions)1).Dispose(), () => new FileStream(c.SystemPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, 4096, (FileOptions)1).Dispose()),
             SameAsSystemIo("buffer size -1", () => new SpindleFileStream(c.SpindlePath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, -1, FileOptions.None).Dispose(), () => new FileStream(c.SystemPath, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, -1, FileOptions.None).Dispose()),
         ];
+        Rows["SpindleFileStream..ctor(SafeFileHandle, FileAccess)"] = c =>
+        [
+            Throws<ArgumentNullException>("null handle", () => new SpindleFileStream(null!, FileAccess.Read)),
+            Throws<ArgumentException>("invalid handle", () => new SpindleFileStream(c.Invalid, FileAccess.Read), () => new FileStream(c.Invalid, FileAccess.Read)),
+            Throws<ObjectDisposedException>("closed handle", () => new SpindleFileStream(c.Spindle.Closed, FileAccess.Read), () => new FileStream(c.System.Closed, FileAccess.Read)),
+            SameAsSystemIo("access 0", () => new SpindleFileStream(c.Spindle.ReadWrite, 0), () => new FileStream(c.System.ReadWrite, 0)),
+        ];
         Rows["SpindleFileStream..ctor(SafeFileHandle, FileAccess, Int32)"] = c =>
         [
             // FileStream(null, ...) throws NullReferenceException in .NET 10; Spindle documents ArgumentNullException.

@@ -8,8 +8,8 @@ namespace Spindle.Streams;
 /// atomic-append buffer. It owns the lifetime rules they share: asynchronous operations take turns through one
 /// lock (synchronous ones too where the kernel uses the layer's memory: the O_DIRECT window); Dispose waits for
 /// the operation whose turn it is (the kernel may be using the layer's memory), writes
-/// what is buffered, closes the layer below and releases the layer's memory exactly once, also when the handle
-/// was closed first; a forgotten stream does the same from its finalizer. Each layer keeps only its buffering.
+/// what is buffered, closes the layer below and releases the layer's memory, also when the handle was closed
+/// first; a forgotten stream does the same from its finalizer. Each layer keeps only its buffering.
 /// </summary>
 internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 {
@@ -19,8 +19,6 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     // Whose turn it is: serialises asynchronous operations (and synchronous ones, see SyncCallsTakeTurns) with
     // Dispose; created on first use (or eagerly, see CreateTurnsNow).
     private SemaphoreSlim? _turns;
-    // 1 once ReleaseMemory ran.
-    private int _released;
 
     private protected StackedFileStreamStrategy(OSFileStreamStrategy os) => _os = os;
 
@@ -136,7 +134,10 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     /// <summary><see cref="FlushBuffers"/> on the engine; called by the holder of the asynchronous lock.</summary>
     private protected abstract ValueTask FlushBuffersAsync(CancellationToken cancellationToken);
 
-    /// <summary>Gives back the layer's memory; runs exactly once, when no operation can use it any more.</summary>
+    /// <summary>
+    /// Gives back the layer's memory, when no operation can use it any more. Runs on every Dispose (a second one
+    /// included), so it must give memory back once however often it runs.
+    /// </summary>
     private protected virtual void ReleaseMemory()
     {
     }
@@ -226,7 +227,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            ReleaseMemoryOnce();
+            ReleaseMemory();
             turn?.Release();
         }
     }
@@ -254,16 +255,8 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            ReleaseMemoryOnce();
-            turn?.Release();
-        }
-    }
-
-    private void ReleaseMemoryOnce()
-    {
-        if (Interlocked.Exchange(ref _released, 1) == 0)
-        {
             ReleaseMemory();
+            turn?.Release();
         }
     }
 }

@@ -106,7 +106,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _turns!.Release();
+            EndTurn();
         }
     }
 
@@ -131,7 +131,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     /// <summary>Writes the layer's pending bytes and gives back read-ahead; the OS caches are not flushed. Called in the caller's turn.</summary>
     private protected abstract void FlushBuffers();
 
-    /// <summary><see cref="FlushBuffers"/> on the engine; called by the holder of the asynchronous lock.</summary>
+    /// <summary><see cref="FlushBuffers"/> on the engine; called in the caller's turn.</summary>
     private protected abstract ValueTask FlushBuffersAsync(CancellationToken cancellationToken);
 
     /// <summary>

@@ -203,9 +203,13 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     protected sealed override void Dispose(bool disposing)
     {
         // The operation whose turn it is may have the kernel reading into or writing from the layer's memory: wait
-        // for it; operations queued behind Dispose then find the stream closed. A finalizer never waits: while an
-        // operation runs, it (or its continuation) keeps the stream reachable, so none runs when the finalizer does.
-        SemaphoreSlim? turn = disposing ? Volatile.Read(ref _turns) : null;
+        // for it; operations queued behind Dispose then find the stream closed. Operations on a regular file always
+        // end; a read on a pipe, socket or terminal may wait for ever, and there (where only the ordinary buffer, a
+        // managed array, is stacked) Dispose does not wait for it, as FileStream's does not (DisposeAsync does, as
+        // FileStream's). A finalizer never waits: while an operation runs, it (or its continuation) keeps the stream
+        // reachable, so none runs when the finalizer does.
+        bool wait = disposing && (SyncCallsTakeTurns || _os is SeekableFileStreamStrategy);
+        SemaphoreSlim? turn = wait ? Volatile.Read(ref _turns) : null;
         turn?.Wait();
         try
         {

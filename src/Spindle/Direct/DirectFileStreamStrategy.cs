@@ -431,7 +431,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         }
     }
 
-    /// <summary>Runs once, after the operation whose turn it was has ended: the kernel is done with the window.</summary>
+    /// <summary>After the operation whose turn it was has ended (the kernel is done with the window); a second run finds nothing.</summary>
     private protected override void ReleaseMemory()
     {
         _owner?.Dispose();

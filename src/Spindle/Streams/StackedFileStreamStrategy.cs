@@ -8,8 +8,8 @@ namespace Spindle.Streams;
 /// atomic-append buffer. It owns the lifetime rules they share: asynchronous operations take turns through one
 /// lock (synchronous ones too where the kernel uses the layer's memory: the O_DIRECT window); Dispose waits for
 /// the operation whose turn it is (the kernel may be using the layer's memory), writes
-/// what is buffered, closes the layer below and releases the layer's memory exactly once, also when the handle
-/// was closed first; a forgotten stream does the same from its finalizer. Each layer keeps only its buffering.
+/// what is buffered, closes the layer below and releases the layer's memory, also when the handle was closed
+/// first; a forgotten stream does the same from its finalizer. Each layer keeps only its buffering.
 /// </summary>
 internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 {
@@ -19,8 +19,6 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     // Whose turn it is: serialises asynchronous operations (and synchronous ones, see SyncCallsTakeTurns) with
     // Dispose; created on first use (or eagerly, see CreateTurnsNow).
     private SemaphoreSlim? _turns;
-    // 1 once ReleaseMemory ran.
-    private int _released;
 
     private protected StackedFileStreamStrategy(OSFileStreamStrategy os) => _os = os;
 
@@ -108,7 +106,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            _turns!.Release();
+            EndTurn();
         }
     }
 
@@ -133,10 +131,13 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     /// <summary>Writes the layer's pending bytes and gives back read-ahead; the OS caches are not flushed. Called in the caller's turn.</summary>
     private protected abstract void FlushBuffers();
 
-    /// <summary><see cref="FlushBuffers"/> on the engine; called by the holder of the asynchronous lock.</summary>
+    /// <summary><see cref="FlushBuffers"/> on the engine; called in the caller's turn.</summary>
     private protected abstract ValueTask FlushBuffersAsync(CancellationToken cancellationToken);
 
-    /// <summary>Gives back the layer's memory; runs exactly once, when no operation can use it any more.</summary>
+    /// <summary>
+    /// Gives back the layer's memory, when no operation can use it any more. Runs on every Dispose (a second one
+    /// included), so it must give memory back once however often it runs.
+    /// </summary>
     private protected virtual void ReleaseMemory()
     {
     }
@@ -202,9 +203,13 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     protected sealed override void Dispose(bool disposing)
     {
         // The operation whose turn it is may have the kernel reading into or writing from the layer's memory: wait
-        // for it; operations queued behind Dispose then find the stream closed. A finalizer never waits: while an
-        // operation runs, it (or its continuation) keeps the stream reachable, so none runs when the finalizer does.
-        SemaphoreSlim? turn = disposing ? Volatile.Read(ref _turns) : null;
+        // for it; operations queued behind Dispose then find the stream closed. Operations on a regular file always
+        // end; a read on a pipe, socket or terminal may wait for ever, and there (where only the ordinary buffer, a
+        // managed array, is stacked) Dispose does not wait for it, as FileStream's does not (DisposeAsync does, as
+        // FileStream's). A finalizer never waits: while an operation runs, it (or its continuation) keeps the stream
+        // reachable, so none runs when the finalizer does.
+        bool wait = disposing && (SyncCallsTakeTurns || _os is SeekableFileStreamStrategy);
+        SemaphoreSlim? turn = wait ? Volatile.Read(ref _turns) : null;
         turn?.Wait();
         try
         {
@@ -226,7 +231,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            ReleaseMemoryOnce();
+            ReleaseMemory();
             turn?.Release();
         }
     }
@@ -254,16 +259,8 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         }
         finally
         {
-            ReleaseMemoryOnce();
-            turn?.Release();
-        }
-    }
-
-    private void ReleaseMemoryOnce()
-    {
-        if (Interlocked.Exchange(ref _released, 1) == 0)
-        {
             ReleaseMemory();
+            turn?.Release();
         }
     }
 }

@@ -155,6 +155,43 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         Assert.Equal(0, overwritten);
     });
 
+    /// <summary>
+    /// A buffered stream over a pipe with a read pending that only the other end can end: Dispose returns at once, as
+    /// FileStream's does (waiting for the turn there could wait for ever); the read then ends when data comes.
+    /// </summary>
+    [Fact]
+    public Task Dispose_does_not_wait_for_a_pipe_read_that_may_never_end_like_FileStream() => Bounded(async () =>
+    {
+        using var dir = new TempDirectory();
+        for (int side = 0; side < 2; side++)
+        {
+            using var fifo = new Spindle.Tests.Engines.Fifo(dir.File($"fifo{side}"));
+            Stream stream = side == 0
+                ? new FileStream(fifo.Reader, FileAccess.Read, 4096)
+                : new SpindleFileStream(fifo.Reader, FileAccess.Read, 4096);
+            Task<int> read = stream.ReadAsync(new byte[10]).AsTask();
+            Assert.False(read.IsCompleted); // the pipe is empty: nothing can end this read but a writer
+            stream.Dispose(); // returns: the test would time out otherwise
+            try
+            {
+                // Ends the read if it still holds the pipe open; with no reader left the pipe is broken, which is fine.
+                using var writer = new FileStream(fifo.Writer, FileAccess.Write, 0);
+                writer.Write("hello"u8);
+            }
+            catch (IOException)
+            {
+            }
+            try
+            {
+                int got = await read;
+                Assert.True(got is 5 or 0, $"{got} bytes");
+            }
+            catch (Exception e) when (e is ObjectDisposedException or IOException)
+            {
+            }
+        }
+    });
+
     /// <summary>With the pool's slot for the window's size full, a returned window is freed: a late read would corrupt the heap.</summary>
     [Theory]
     [MemberData(nameof(Engines))]

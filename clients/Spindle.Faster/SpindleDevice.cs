@@ -209,6 +209,7 @@ public sealed class SpindleDevice : StorageDeviceBase
 
     private SafeFileHandle OpenSegment(int segmentId)
     {
+        string path = SegmentPath(segmentId);
         var open = new SpindleFileOptions
         {
             Mode = FileMode.OpenOrCreate,
@@ -216,11 +217,31 @@ public sealed class SpindleDevice : StorageDeviceBase
             Share = FileShare.ReadWrite | FileShare.Delete,
             // Write-through, as FASTER's devices open their files: a completed write is on the device.
             Options = _options.WriteThrough ? FileOptions.WriteThrough : FileOptions.None,
-            PreallocationSize = _options.PreallocateFile && segmentSize > 0 ? segmentSize : 0,
             DirectIO = _options.DirectIO,
             DirectIOFallback = true,
         };
-        SafeFileHandle handle = SpindleFile.OpenHandle(SegmentPath(segmentId), open);
+        SafeFileHandle handle;
+        if (_options.PreallocateFile && segmentSize > 0 && !File.Exists(path))
+        {
+            // Preallocation applies to new files only (System.IO's rule), so a new segment is created as such.
+            open.Mode = FileMode.CreateNew;
+            open.PreallocationSize = segmentSize;
+            try
+            {
+                handle = SpindleFile.OpenHandle(path, open);
+            }
+            catch (IOException) when (File.Exists(path))
+            {
+                // Another process created it first: open what is there.
+                open.Mode = FileMode.OpenOrCreate;
+                open.PreallocationSize = 0;
+                handle = SpindleFile.OpenHandle(path, open);
+            }
+        }
+        else
+        {
+            handle = SpindleFile.OpenHandle(path, open);
+        }
         if (_options.DirectIO && !SpindleFile.IsDirectIO(handle))
         {
             IsDirectIO = false;

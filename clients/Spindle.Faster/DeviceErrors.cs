@@ -6,6 +6,7 @@ namespace Spindle.Faster;
 /// </summary>
 internal static class DeviceErrors
 {
+
     internal static uint CodeFor(Exception error)
     {
         if (error is IOException io && (io.HResult & 0xFFFF) != 0)

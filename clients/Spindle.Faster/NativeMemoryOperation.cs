@@ -13,8 +13,8 @@ namespace Spindle.Faster;
 /// </summary>
 /// <remarks>
 /// Lifetime: the device rents an operation, starts it, and the operation returns itself to the pool
-/// only after Spindle's task completed (Spindle completes only once the kernel let go of the memory)
-/// and FASTER's callback ran. Nothing else touches it in between, so its fields need no locks.
+/// once Spindle's task completed (Spindle completes only once the kernel let go of the memory),
+/// just before FASTER's callback runs. Nothing else touches it in between, so its fields need no locks.
 /// </remarks>
 internal sealed unsafe class NativeMemoryOperation : MemoryManager<byte>
 {
@@ -159,14 +159,10 @@ internal sealed unsafe class NativeMemoryOperation : MemoryManager<byte>
         {
             Interlocked.Decrement(ref s_pooled);
         }
-        try
-        {
-            callback(errorCode, bytes, context);
-        }
-        finally
-        {
-            device.OperationCompleted();
-        }
+        // Counted out before the callback: FASTER may dispose the device from inside a callback (its
+        // recovery does, through a synchronous continuation), and Dispose waits for the count.
+        device.OperationCompleted();
+        callback(errorCode, bytes, context);
     }
 
     /// <inheritdoc/>

@@ -19,18 +19,20 @@ namespace Spindle.Faster;
 /// every accepted operation calls its callback exactly once, with 0 and the bytes transferred (a read
 /// near the end of a segment may return fewer) or with a non-zero error code (the low 16 bits of the
 /// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>); the callback may run on the
-/// caller's thread (the Sync engine) or a thread-pool thread. <see cref="Dispose"/> waits for every
-/// operation in flight to complete, then closes the segments; later operations fail with an error code.</para>
+/// caller's thread (the Sync engine) or a thread-pool thread. <see cref="Dispose"/> waits until the kernel
+/// is done with every operation in flight and its callback has been called, then closes the segments;
+/// later operations fail with an error code.</para>
 /// </remarks>
 public sealed class SpindleDevice : StorageDeviceBase
 {
     /// <summary>The throttle limit FASTER's own local devices use.</summary>
     public const int DefaultThrottleLimit = 120;
 
-    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id
+    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id (direct where possible)
+    private readonly ConcurrentDictionary<int, SafeFileHandle> _buffered = new(); // buffered handles for misaligned requests, opened on first need
     private readonly SpindleDeviceOptions _options;
     private readonly object _openLock = new(); // serialises opening a segment, so each file is opened once
-    private int _pending;                      // operations accepted and not yet completed (callback returned)
+    private int _pending;                      // operations accepted whose I/O has not completed (callback not yet called)
     private volatile bool _disposed;           // set once by Dispose; later operations fail
     private readonly object _drainGate = new(); // Dispose waits on it for _pending to reach 0
 
@@ -70,7 +72,7 @@ public sealed class SpindleDevice : StorageDeviceBase
     public override void ReadAsync(int segmentId, ulong sourceAddress, IntPtr destinationAddress, uint readLength, DeviceIOCompletionCallback callback, object context)
     {
         NativeMemoryOperation operation = NativeMemoryOperation.Rent(this, destinationAddress, readLength, callback, context);
-        if (!TryBegin(segmentId, operation, out SafeFileHandle? handle))
+        if (!TryBegin(segmentId, IsAligned(destinationAddress, sourceAddress, readLength), operation, out SafeFileHandle? handle))
         {
             return;
         }
@@ -82,7 +84,7 @@ public sealed class SpindleDevice : StorageDeviceBase
     {
         HandleCapacity(segmentId);
         NativeMemoryOperation operation = NativeMemoryOperation.Rent(this, sourceAddress, numBytesToWrite, callback, context);
-        if (!TryBegin(segmentId, operation, out SafeFileHandle? handle))
+        if (!TryBegin(segmentId, IsAligned(sourceAddress, destinationAddress, numBytesToWrite), operation, out SafeFileHandle? handle))
         {
             return;
         }
@@ -99,6 +101,10 @@ public sealed class SpindleDevice : StorageDeviceBase
         if (_segments.TryRemove(segment, out SafeFileHandle? handle))
         {
             handle.Dispose();
+        }
+        if (_buffered.TryRemove(segment, out SafeFileHandle? buffered))
+        {
+            buffered.Dispose();
         }
         try
         {
@@ -139,7 +145,8 @@ public sealed class SpindleDevice : StorageDeviceBase
     }
 
     /// <summary>
-    /// Waits until every operation in flight has completed (its callback has returned), then closes the
+    /// Waits until every operation in flight has completed (the kernel is done with its memory and its
+    /// callback has been called; FASTER may dispose a device from inside a callback), then closes the
     /// segment files (deleting them with <see cref="SpindleDeviceOptions.DeleteOnClose"/>). Operations issued
     /// afterwards complete at once with an error code.
     /// </summary>
@@ -172,7 +179,19 @@ public sealed class SpindleDevice : StorageDeviceBase
         }
     }
 
-    private bool TryBegin(int segmentId, NativeMemoryOperation operation, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out SafeFileHandle? handle)
+    /// <summary>
+    /// Whether a request meets O_DIRECT's alignment. FASTER's log pages always do, but some of its
+    /// metadata writes and reads (commit and checkpoint records) use buffers at arbitrary addresses;
+    /// those go through a buffered handle on the same file (the kernel keeps the two coherent:
+    /// direct I/O writes back and invalidates cached pages of its range first).
+    /// </summary>
+    private bool IsAligned(IntPtr memory, ulong offset, uint length)
+    {
+        ulong mask = SectorSize - 1;
+        return (((ulong)memory | offset | length) & mask) == 0;
+    }
+
+    private bool TryBegin(int segmentId, bool aligned, NativeMemoryOperation operation, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out SafeFileHandle? handle)
     {
         Interlocked.Increment(ref _pending);
         handle = null;
@@ -180,7 +199,7 @@ public sealed class SpindleDevice : StorageDeviceBase
         {
             // Checked after counting, so Dispose either sees this operation or the operation sees Dispose.
             ObjectDisposedException.ThrowIf(_disposed, this);
-            handle = SegmentHandle(segmentId);
+            handle = aligned || !_options.DirectIO ? SegmentHandle(segmentId) : BufferedHandle(segmentId);
             return true;
         }
         catch (Exception e)
@@ -202,6 +221,30 @@ public sealed class SpindleDevice : StorageDeviceBase
             {
                 handle = OpenSegment(segmentId);
                 _segments[segmentId] = handle;
+            }
+            return handle;
+        }
+    }
+
+    private SafeFileHandle BufferedHandle(int segmentId)
+    {
+        if (_buffered.TryGetValue(segmentId, out SafeFileHandle? handle))
+        {
+            return handle;
+        }
+        lock (_openLock)
+        {
+            if (!_buffered.TryGetValue(segmentId, out handle))
+            {
+                SegmentHandle(segmentId); // creates the file as a segment (preallocated) if it is new
+                handle = SpindleFile.OpenHandle(SegmentPath(segmentId), new SpindleFileOptions
+                {
+                    Mode = FileMode.Open,
+                    Access = FileAccess.ReadWrite,
+                    Share = FileShare.ReadWrite | FileShare.Delete,
+                    Options = _options.WriteThrough ? FileOptions.WriteThrough : FileOptions.None,
+                });
+                _buffered[segmentId] = handle;
             }
             return handle;
         }
@@ -251,6 +294,13 @@ public sealed class SpindleDevice : StorageDeviceBase
 
     private void CloseSegments()
     {
+        foreach (int segment in _buffered.Keys)
+        {
+            if (_buffered.TryRemove(segment, out SafeFileHandle? buffered))
+            {
+                buffered.Dispose();
+            }
+        }
         foreach (int segment in _segments.Keys)
         {
             if (_segments.TryRemove(segment, out SafeFileHandle? handle))

@@ -77,6 +77,30 @@ internal static class ChildProcess
 {
     private static string ProbePath => Path.Combine(AppContext.BaseDirectory, "Spindle.Clients.Probe.dll");
 
+    /// <summary>Runs the probe to its end and returns its output lines; throws if it fails.</summary>
+    public static string[] RunToEnd(params string[] arguments)
+    {
+        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
+        start.ArgumentList.Add(ProbePath);
+        foreach (string argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        using var child = Process.Start(start)!;
+        Task<string> errors = child.StandardError.ReadToEndAsync();
+        var lines = new List<string>();
+        while (child.StandardOutput.ReadLine() is string line)
+        {
+            lines.Add(line);
+        }
+        child.WaitForExit();
+        if (child.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"the probe failed ({child.ExitCode}): {errors.Result}");
+        }
+        return lines.ToArray();
+    }
+
     /// <summary>
     /// Starts the probe's <paramref name="workload"/> and kills it with SIGKILL as soon as it prints
     /// "committed N" with N at least <paramref name="atLeast"/>; returns that N.

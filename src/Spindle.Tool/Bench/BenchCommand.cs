@@ -41,6 +41,7 @@ public sealed class BenchCommand : ICommand
     /// <inheritdoc />
     public int Run(IReadOnlyList<string> args, ToolConsole console)
     {
+        if (args.Contains("--clients")) return ClientsBenchForwarder.Run(args, console); // FASTER, ZoneTree, LiteDB: see that file
         Arguments line = Arguments.Parse(args, Valued, Switches);
         if (line.Help)
         {

@@ -9,16 +9,16 @@ public static class FasterLogs
     /// <summary>
     /// Opens (recovering what is committed) a FasterLog in <paramref name="directory"/>: data on a
     /// <see cref="SpindleDevice"/> on <paramref name="engine"/>, commit records through a
-    /// <see cref="SpindleNamedDeviceFactory"/>; or, with <paramref name="engine"/> null, on FASTER's Linux
+    /// <see cref="SpindleNamedDeviceFactory"/> (<paramref name="directIO"/>: with O_DIRECT); or, with <paramref name="engine"/> null, on FASTER's Linux
     /// defaults (<see cref="ManagedLocalStorageDevice"/> and <see cref="LocalStorageNamedDeviceFactory"/>).
     /// </summary>
-    public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22)
+    public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22, bool directIO = true)
     {
         IDevice device;
         INamedDeviceFactory factory;
         if (engine is IoEngine chosen)
         {
-            var options = new SpindleDeviceOptions { Engine = chosen };
+            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO };
             device = new SpindleDevice(Path.Combine(directory, "hlog"), options);
             factory = new SpindleNamedDeviceFactory(options);
         }
@@ -48,13 +48,13 @@ public static class FasterStores
     /// <paramref name="engine"/> (checkpoints through <see cref="SpindleNamedDeviceFactory"/>), or on FASTER's
     /// Linux defaults when <paramref name="engine"/> is null.
     /// </summary>
-    public static (FasterKV<long, TValue> Store, IDevice Device) Open<TValue>(string directory, IoEngine? engine, int memorySizeBits, int pageSizeBits = 12, int segmentSizeBits = 22, long indexBuckets = 1L << 16)
+    public static (FasterKV<long, TValue> Store, IDevice Device) Open<TValue>(string directory, IoEngine? engine, int memorySizeBits, int pageSizeBits = 12, int segmentSizeBits = 22, long indexBuckets = 1L << 16, bool directIO = true)
     {
         IDevice device;
         INamedDeviceFactory factory;
         if (engine is IoEngine chosen)
         {
-            var options = new SpindleDeviceOptions { Engine = chosen };
+            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO };
             device = new SpindleDevice(Path.Combine(directory, "hlog"), options);
             factory = new SpindleNamedDeviceFactory(options);
         }

@@ -33,6 +33,7 @@ public sealed class BenchCommand : ICommand
           --rounds N        measured rounds per contender (default 9, --quick 5)
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
+          --clients         instead: FASTER, ZoneTree and LiteDB on Spindle vs their Linux defaults (source tree only)
         """;
 
     private static readonly string[] Valued = ["--filter", "--dir", "--out", "--rounds"];

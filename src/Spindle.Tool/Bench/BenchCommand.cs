@@ -38,6 +38,7 @@ public sealed class BenchCommand : ICommand
           --rounds N        measured rounds per contender (default 9, --quick 5)
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
+          --clients         instead: FASTER, ZoneTree and LiteDB on Spindle vs their Linux defaults (source tree only)
 
         Ctrl-C or SIGTERM stops the run and removes its files (exit code 130 or 143).
         """;
@@ -48,6 +49,7 @@ public sealed class BenchCommand : ICommand
     /// <inheritdoc />
     public int Run(IReadOnlyList<string> args, ToolConsole console)
     {
+        if (args.Contains("--clients")) return ClientsBenchForwarder.Run(args, console); // FASTER, ZoneTree, LiteDB: see that file
         Arguments line = Arguments.Parse(args, Valued, Switches);
         if (line.Help)
         {

@@ -1,0 +1,82 @@
+using Spindle;
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+
+namespace Spindle.Clients.Bench;
+
+/// <summary>What the bench was asked to do. Defaults in one place.</summary>
+internal sealed record BenchSettings(bool Quick, int Rounds, string WorkDirectory, string OutDirectory, string? Filter)
+{
+    public static BenchSettings? Parse(string[] args)
+    {
+        bool quick = false;
+        int? rounds = null;
+        string work = Path.Combine(Path.GetTempPath(), "spindle-clients-bench");
+        string output = Directory.GetCurrentDirectory();
+        string? filter = null;
+        for (int i = 0; i < args.Length; i++)
+        {
+            switch (args[i])
+            {
+                case "--quick": quick = true; break;
+                case "--rounds" when i + 1 < args.Length && int.TryParse(args[i + 1], CultureInfo.InvariantCulture, out int r) && r > 0: rounds = r; i++; break;
+                case "--dir" when i + 1 < args.Length: work = args[++i]; break;
+                case "--out" when i + 1 < args.Length: output = args[++i]; break;
+                case "--filter" when i + 1 < args.Length: filter = args[++i]; break;
+                case "--clients": break; // forwarded by `spindle bench --clients`
+                default: return null;
+            }
+        }
+        return new BenchSettings(quick, rounds ?? (quick ? 3 : 5), work, output, filter);
+    }
+}
+
+/// <summary>One run of one side: operations done, the time they took, and per-operation latencies where measured.</summary>
+internal sealed record Measurement(long Operations, double Seconds, double? P99Microseconds = null)
+{
+    public double OpsPerSecond => Operations / Seconds;
+}
+
+/// <summary>A row of the report: medians of both sides and the ratio Spindle / baseline in operations per second.</summary>
+internal sealed record RowResult(string Name, string Baseline, string Goal, double BaselineOps, double SpindleOps, double? BaselineP99, double? SpindleP99)
+{
+    public double Ratio => SpindleOps / BaselineOps;
+
+    public static RowResult From(Workload workload, List<Measurement> baseline, List<Measurement> spindle)
+        => new(workload.Name, workload.Baseline, workload.Goal,
+            Median(baseline.Select(m => m.OpsPerSecond)), Median(spindle.Select(m => m.OpsPerSecond)),
+            baseline[0].P99Microseconds is null ? null : Median(baseline.Select(m => m.P99Microseconds!.Value)),
+            spindle[0].P99Microseconds is null ? null : Median(spindle.Select(m => m.P99Microseconds!.Value)));
+
+    public string ToConsole() => string.Create(CultureInfo.InvariantCulture,
+        $"{Name,-52} {BaselineOps,12:N0} {SpindleOps,12:N0} ops/s  x{Ratio:F2}{(SpindleP99 is null ? "" : $"  p99 {BaselineP99:N0} -> {SpindleP99:N0} us")}");
+
+    private static double Median(IEnumerable<double> values)
+    {
+        var sorted = values.Order().ToArray();
+        return sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
+    }
+}
+
+/// <summary>Writes clients-report.md and clients-report.json.</summary>
+internal static class Report
+{
+    public static void Write(BenchSettings settings, List<RowResult> rows)
+    {
+        var md = new StringBuilder();
+        md.AppendLine(CultureInfo.InvariantCulture, $"Spindle clients bench ({(settings.Quick ? "quick" : "full")}, {settings.Rounds} interleaved rounds, medians; Spindle engine {SpindleRandomAccess.DefaultEngine}, {Environment.ProcessorCount} cores)");
+        md.AppendLine();
+        md.AppendLine("| workload | baseline | baseline ops/s | Spindle ops/s | ratio | p99 baseline → Spindle (µs) | goal |");
+        md.AppendLine("| --- | --- | ---: | ---: | ---: | ---: | --- |");
+        foreach (RowResult row in rows)
+        {
+            string p99 = row.SpindleP99 is null ? "" : string.Create(CultureInfo.InvariantCulture, $"{row.BaselineP99:N0} → {row.SpindleP99:N0}");
+            md.AppendLine(CultureInfo.InvariantCulture, $"| {row.Name} | {row.Baseline} | {row.BaselineOps:N0} | {row.SpindleOps:N0} | {row.Ratio:F2} | {p99} | {row.Goal} |");
+        }
+        File.WriteAllText(Path.Combine(settings.OutDirectory, "clients-report.md"), md.ToString());
+        File.WriteAllText(Path.Combine(settings.OutDirectory, "clients-report.json"), JsonSerializer.Serialize(new { settings.Quick, settings.Rounds, Engine = SpindleRandomAccess.DefaultEngine.ToString(), Rows = rows }, new JsonSerializerOptions { WriteIndented = true }));
+        Console.WriteLine();
+        Console.Write(md);
+    }
+}

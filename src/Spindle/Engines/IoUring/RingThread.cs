@@ -6,9 +6,14 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The one thread that owns the ring. It drains the queue of operations callers prepared into SQEs,
-/// submits them all with one <c>io_uring_enter</c> that also waits for completions, and completes the
-/// operations whose CQEs arrive. Callers never make a system call unless the thread sleeps, and then
+/// The one thread that owns the ring (the leader). It drains the queue of operations callers prepared
+/// into SQEs, submits them all with one <c>io_uring_enter</c> that also waits for completions, and
+/// completes the operations whose CQEs arrive, running their continuations itself (no hop to another
+/// thread): a continuation that starts the next operation puts it on the ring without a system call,
+/// and the next <c>io_uring_enter</c> submits it and waits, as fio does. Should a continuation block
+/// or run long (1–2 ms), a watchdog hands the ring to a follower thread (or a new one) and the old
+/// leader, once its continuation returns, gives the rest of its batch to <see cref="Completions"/>
+/// and parks as a follower: user code can delay the ring by a millisecond, never stop it. Callers never make a system call unless the thread sleeps, and then
 /// one eventfd write wakes it (a standing read on the eventfd completes). At most as many SQEs are
 /// in flight as the CQ ring has entries, so the CQ ring cannot overflow; further operations wait in
 /// the queue. Operations that may wait for ever (pipes, sockets, character devices) have a lane and a
@@ -34,10 +39,24 @@ internal sealed unsafe class RingThread
     internal uint SetupFlags => _ring.SetupFlags;
 
     /// <summary>
-    /// Runs the continuations of completed operations, on Spindle's own threads rather than the thread
-    /// pool: a completion must arrive even when every pool thread is blocked waiting for one.
+    /// Runs the continuations the leader does not run itself (inline completions switched off, or the
+    /// rest of a batch after a hand-over), on Spindle's own threads rather than the thread pool: a
+    /// completion must arrive even when every pool thread is blocked waiting for one.
     /// </summary>
     internal WorkerThreads Completions { get; } = WorkerThreads.CreateCompletionPort("Spindle io_uring completions");
+
+    /// <summary>The AppContext switch that, set to false, sends every continuation to <see cref="Completions"/>.</summary>
+    internal const string InlineSwitch = "Spindle.IoUringInlineCompletions";
+
+    private readonly bool _inline = !(AppContext.TryGetSwitch(InlineSwitch, out bool inline) && !inline);
+    private List<IoUringOperation> _completed = null!; // the leader's batch of completed operations
+    private long _sequence;                             // continuations the leaders ran (leader only)
+    private long _continuation;                         // (sequence << 1) | 1 while the leader runs one; TakenOver once handed over
+    private const long TakenOver = -2; // even: "no continuation running"
+    private readonly SemaphoreSlim _followerWake = new(0);
+    private int _parkedFollowers;                       // old leaders waiting to lead again
+    private readonly SemaphoreSlim _watchdogWake = new(0);
+    private int _watchdogParked;                        // 1 while the watchdog sleeps (no continuations lately)
 
 
     private Ring _ring = null!;
@@ -73,7 +92,7 @@ internal sealed unsafe class RingThread
         using var started = new ManualResetEventSlim();
         var thread = new Thread(() =>
         {
-            Ring? ring = Ring.TryCreate(Entries, out errno);
+            Ring? ring = Ring.TryCreate(Entries, shared: _inline, out errno);
             int wakeFd = ring is null ? -1 : Libc.EventFd(0, EFD_CLOEXEC);
             if (ring is not null && wakeFd < 0)
             {
@@ -92,7 +111,12 @@ internal sealed unsafe class RingThread
             started.Set();
             if (ready)
             {
-                Run();
+                if (_inline)
+                {
+                    var watchdog = new Thread(WatchContinuations) { IsBackground = true, Name = "Spindle io_uring watchdog" };
+                    watchdog.UnsafeStart();
+                }
+                Lead();
             }
         })
         {
@@ -133,14 +157,143 @@ internal sealed unsafe class RingThread
         }
     }
 
-    private void Run()
+    /// <summary>A leader's life: run the ring until handed over, then wait as a follower to lead again.</summary>
+    private void Lead()
     {
+        var batch = new List<IoUringOperation>(64);
+        while (true)
+        {
+            Run(batch);
+            Interlocked.Increment(ref _parkedFollowers);
+            _followerWake.Wait();
+        }
+    }
+
+    /// <summary>Hands the ring to a parked follower or a new thread (watchdog, after taking it from the leader).</summary>
+    private void Promote()
+    {
+        int parked;
+        while ((parked = Volatile.Read(ref _parkedFollowers)) > 0)
+        {
+            if (Interlocked.CompareExchange(ref _parkedFollowers, parked - 1, parked) == parked)
+            {
+                _followerWake.Release();
+                return;
+            }
+        }
+        var thread = new Thread(Lead) { IsBackground = true, Name = "Spindle io_uring" };
+        thread.UnsafeStart();
+    }
+
+    /// <summary>Completes an operation (ring thread): its continuation runs after this pass over the ring.</summary>
+    internal void Deliver(IoUringOperation operation)
+    {
+        if (_inline)
+        {
+            _completed.Add(operation);
+        }
+        else
+        {
+            Completions.Queue(operation);
+        }
+    }
+
+    /// <summary>
+    /// Runs the batch's continuations on this thread. Returns false when the watchdog took the ring
+    /// meanwhile: the rest went to the completion threads and this thread must not touch the ring.
+    /// </summary>
+    private bool RunCompletions(List<IoUringOperation> batch)
+    {
+        for (int i = 0; i < batch.Count; i++)
+        {
+            long running = (++_sequence << 1) | 1;
+            // A full fence: pairs with the watchdog's before it parks (it sees us, or we see it parked).
+            Interlocked.Exchange(ref _continuation, running);
+            if (Volatile.Read(ref _watchdogParked) != 0 && Interlocked.Exchange(ref _watchdogParked, 0) != 0)
+            {
+                _watchdogWake.Release();
+            }
+            try
+            {
+                batch[i].CompleteTask();
+            }
+            catch (Exception e)
+            {
+                Console.Error.WriteLine($"Spindle io_uring continuation: {e}");
+            }
+            if (Interlocked.CompareExchange(ref _continuation, running & ~1L, running) != running)
+            {
+                for (int j = i + 1; j < batch.Count; j++)
+                {
+                    Completions.Queue(batch[j]);
+                }
+                batch.Clear();
+                return false;
+            }
+        }
+        batch.Clear();
+        return true;
+    }
+
+    /// <summary>
+    /// Samples the leader about every millisecond while continuations run: one seen running at two
+    /// samples in a row has had the ring for 1–2 ms, so the ring goes to another thread.
+    /// </summary>
+    private void WatchContinuations()
+    {
+        long last = 0;
+        int quiet = 0;
+        while (true)
+        {
+            System.Threading.Thread.Sleep(1);
+            long now = Volatile.Read(ref _continuation);
+            if ((now & 1) != 0 && now == last)
+            {
+                if (Interlocked.CompareExchange(ref _continuation, TakenOver, now) == now)
+                {
+                    Promote();
+                }
+                last = TakenOver;
+                continue;
+            }
+            quiet = now == last ? quiet + 1 : 0;
+            last = now;
+            if (quiet < 1000)
+            {
+                continue;
+            }
+            // A second without continuations: sleep until the leader runs one.
+            Volatile.Write(ref _watchdogParked, 1);
+            Interlocked.MemoryBarrier();
+            if (Volatile.Read(ref _continuation) != now && Interlocked.Exchange(ref _watchdogParked, 0) != 0)
+            {
+                quiet = 0;
+                continue;
+            }
+            _watchdogWake.Wait();
+            quiet = 0;
+            last = 0;
+        }
+    }
+
+    /// <summary>The leader's loop; returns when the watchdog handed the ring to another thread.</summary>
+    private void Run(List<IoUringOperation> batch)
+    {
+        _completed = batch;
         while (true)
         {
             try
             {
                 Reap();
                 Fill();
+                if (batch.Count > 0)
+                {
+                    if (!RunCompletions(batch))
+                    {
+                        return;
+                    }
+                    continue; // the continuations may have queued operations: place them first
+                }
                 bool wait = false;
                 if (!_ring.HasCompletion && (_retries.Count == 0 || !HasRoomFor(_retries.Peek().Operation)))
                 {

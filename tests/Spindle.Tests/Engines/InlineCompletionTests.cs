@@ -7,8 +7,9 @@ using Spindle.Tests.Infrastructure;
 namespace Spindle.Tests.Engines;
 
 /// <summary>
-/// io_uring runs continuations on the ring's leader thread; user code that blocks there must never
-/// stop the ring (the watchdog hands it to another thread).
+/// io_uring runs continuations on the ring's leader thread (opt-in, <c>Spindle.IoUringInlineCompletions</c>)
+/// or on its completion threads (default); user code that blocks there must never stop the ring or
+/// the other completions (a watchdog hands the ring, or the queue, to another thread).
 /// </summary>
 public class InlineCompletionTests
 {
@@ -40,14 +41,17 @@ public class InlineCompletionTests
         SpindleRandomAccess.Write(fifo.Writer, new byte[] { 1 }, 0);
     }
 
-    [Fact]
-    public async Task A_continuation_that_waits_synchronously_for_another_read_completes()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_continuation_that_waits_synchronously_for_another_read_completes(bool inline)
     {
-        if (EngineSelector.Get(IoEngine.IoUring) is not IoUringEngine engine)
+        if (IoUringEngine.CreatePrivate(inline) is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
             return;
         }
+        string expectedThread = inline ? "Spindle io_uring" : "Spindle io_uring completions";
         var (dir, file, data) = CreateFile();
         using (dir)
         using (file)
@@ -63,20 +67,23 @@ public class InlineCompletionTests
                 done.SetResult((name, read));
             });
             var (thread, count) = await done.Task.WaitAsync(Timeout);
-            Assert.Equal("Spindle io_uring", thread);
+            Assert.Equal(expectedThread, thread);
             Assert.Equal(4096, count);
             Assert.Equal(data[4096..], second);
         }
     }
 
-    [Fact]
-    public async Task A_continuation_blocked_for_ever_does_not_stop_other_operations()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_continuation_blocked_for_ever_does_not_stop_other_operations(bool inline)
     {
-        if (EngineSelector.Get(IoEngine.IoUring) is not IoUringEngine engine)
+        if (IoUringEngine.CreatePrivate(inline) is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
             return;
         }
+        string expectedThread = inline ? "Spindle io_uring" : "Spindle io_uring completions";
         var (dir, file, data) = CreateFile();
         using (dir)
         using (file)
@@ -91,7 +98,7 @@ public class InlineCompletionTests
                 release.Wait(); // user code holding the thread that ran its continuation
                 left.SetResult();
             });
-            Assert.Equal("Spindle io_uring", await entered.Task.WaitAsync(Timeout));
+            Assert.Equal(expectedThread, await entered.Task.WaitAsync(Timeout));
 
             // Other operations still complete, many of them, while that continuation blocks.
             byte[] buffer = new byte[4096];

@@ -45,10 +45,16 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal WorkerThreads Completions { get; } = WorkerThreads.CreateCompletionPort("Spindle io_uring completions");
 
-    /// <summary>The AppContext switch that, set to false, sends every continuation to <see cref="Completions"/>.</summary>
+    /// <summary>The AppContext switch that, set to true, lets the leader run continuations itself (else they run on <see cref="Completions"/>).</summary>
     internal const string InlineSwitch = "Spindle.IoUringInlineCompletions";
 
-    private readonly bool _inline = !(AppContext.TryGetSwitch(InlineSwitch, out bool inline) && !inline);
+    // Opt-in for now: see docs/engine-v2.md (an old leader blocked in a system call inside a
+    // continuation held back the CQE of the wake-up read it had submitted; one suite run hung).
+    private readonly bool _inline;
+
+    /// <param name="inline">Whether the leader runs continuations itself; null: the <see cref="InlineSwitch"/> switch decides.</param>
+    internal RingThread(bool? inline = null)
+        => _inline = inline ?? (AppContext.TryGetSwitch(InlineSwitch, out bool on) && on);
     private List<IoUringOperation> _completed = null!; // the leader's batch of completed operations
     private long _sequence;                             // continuations the leaders ran (leader only)
     // (sequence << 2) | Running while the leader runs a continuation, | InRing while that continuation

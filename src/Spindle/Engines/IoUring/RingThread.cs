@@ -8,8 +8,9 @@ namespace Spindle.Engines.IoUring;
 /// <summary>
 /// The one thread that owns the ring (the leader). It drains the queue of operations callers prepared
 /// into SQEs, submits them all with one <c>io_uring_enter</c> that also waits for completions, and
-/// completes the operations whose CQEs arrive, running their continuations itself (no hop to another
-/// thread): a continuation that starts the next operation puts it on the ring without a system call,
+/// completes the operations whose CQEs arrive: by default their continuations run on
+/// <see cref="Completions"/>; with inline completions (opt-in, <see cref="InlineSwitch"/>) the leader
+/// runs them itself (no hop to another thread): a continuation that starts the next operation puts it on the ring without a system call,
 /// and the next <c>io_uring_enter</c> submits it and waits, as fio does. Should a continuation block
 /// or run long (1–2 ms), a watchdog hands the ring to a follower thread (or a new one) and the old
 /// leader, once its continuation returns, gives the rest of its batch to <see cref="Completions"/>

@@ -51,9 +51,10 @@ internal sealed class IoUringEngine : FileIoEngine
     internal const string DisableSwitch = "Spindle.DisableIoUring";
 
     /// <summary>A second engine with a ring and threads of its own (tests that use the ring thread's seams), or null.</summary>
-    internal static IoUringEngine? CreatePrivate()
+    /// <param name="inline">Whether its ring thread runs continuations itself; null: as the process-wide switch says.</param>
+    internal static IoUringEngine? CreatePrivate(bool? inline = null)
     {
-        var engine = new IoUringEngine(new RingThread());
+        var engine = new IoUringEngine(new RingThread(inline));
         return engine.Thread.Start(engine, out _) ? engine : null;
     }
 

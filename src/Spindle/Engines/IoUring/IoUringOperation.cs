@@ -38,7 +38,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
 
     private readonly IoUringEngine _engine;
-    private ManualResetValueTaskSourceCore<long> _core;     // completed on a completion thread (RingThread.Completions), never on the ring thread
+    private ManualResetValueTaskSourceCore<long> _core;     // completed by the ring's leader thread after its pass, or on RingThread.Completions
     private long _result;                                    // what the operation returns, set by the ring thread before delivery
     private Exception? _error;                               // or how it failed
     private OperationKind _kind;
@@ -67,7 +67,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     {
         _engine = engine;
         Id = id;
-        // Continuations run inline on the completion thread that delivers the result.
+        // Continuations run inline on the thread that completes the operation (RingThread.Deliver).
         _core.RunContinuationsAsynchronously = false;
     }
 
@@ -426,10 +426,10 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         State = OperationState.Idle;
         _result = result;
         _error = error;
-        _engine.Thread.Completions.Queue(this);
+        _engine.Thread.Deliver(this);
     }
 
-    /// <summary>Runs on a completion thread: completes the task.</summary>
+    /// <summary>Runs on a completion thread (when the ring thread does not complete it itself): completes the task.</summary>
     void IThreadPoolWorkItem.Execute() => CompleteTask();
 
     /// <summary>Completes the task, running its continuation inline (on a dispatcher pool thread).</summary>

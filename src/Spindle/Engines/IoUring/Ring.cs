@@ -24,6 +24,17 @@ internal sealed unsafe class Ring
         0,
     ];
 
+    // For a ring that more than one thread enters (leaders take over from one another): no
+    // SINGLE_ISSUER (the kernel would refuse the second thread), no DEFER_TASKRUN (needs it), and no
+    // COOP_TASKRUN, which does not wake a submitter that sleeps in user code to post its completions —
+    // an old leader blocked in a continuation would hold back the CQEs of what it submitted.
+    private static readonly uint[] s_sharedFlagSets =
+    [
+        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
+        IORING_SETUP_CQSIZE,
+        0,
+    ];
+
     /// <summary>The CQ ring size asked for with IORING_SETUP_CQSIZE (else the kernel makes it twice the SQ ring).</summary>
     internal const uint CompletionEntries = 4096;
 
@@ -89,11 +100,11 @@ internal sealed unsafe class Ring
     internal uint Unsubmitted => _sqLocalTail - Volatile.Read(ref *_sqHead);
 
     /// <summary>
-    /// Creates a ring, negotiating the setup flags. Must run on the thread that will submit (the
-    /// ring thread), because of IORING_SETUP_SINGLE_ISSUER. Returns null and the errno when the
-    /// kernel refuses io_uring.
+    /// Creates a ring, negotiating the setup flags. Unless <paramref name="shared"/>, it must run on the
+    /// thread that will submit, because of IORING_SETUP_SINGLE_ISSUER. Returns null and the errno when
+    /// the kernel refuses io_uring.
     /// </summary>
-    internal static Ring? TryCreate(uint entries, out int errno)
+    internal static Ring? TryCreate(uint entries, bool shared, out int errno)
     {
         errno = Errno.ENOSYS;
         if (!IoUringSyscalls.Supported)
@@ -105,7 +116,7 @@ internal sealed unsafe class Ring
             errno = Errno.EPERM; // test seam: a kernel that forbids io_uring
             return null;
         }
-        foreach (uint flags in s_flagSets)
+        foreach (uint flags in shared ? s_sharedFlagSets : s_flagSets)
         {
             IoUringParams p = default;
             p.Flags = flags;

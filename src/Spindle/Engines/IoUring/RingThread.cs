@@ -6,9 +6,15 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The one thread that owns the ring. It drains the queue of operations callers prepared into SQEs,
-/// submits them all with one <c>io_uring_enter</c> that also waits for completions, and completes the
-/// operations whose CQEs arrive. Callers never make a system call unless the thread sleeps, and then
+/// The one thread that owns the ring (the leader). It drains the queue of operations callers prepared
+/// into SQEs, submits them all with one <c>io_uring_enter</c> that also waits for completions, and
+/// completes the operations whose CQEs arrive: by default their continuations run on
+/// <see cref="Completions"/>; with inline completions (opt-in, <see cref="InlineSwitch"/>) the leader
+/// runs them itself (no hop to another thread): a continuation that starts the next operation puts it on the ring without a system call,
+/// and the next <c>io_uring_enter</c> submits it and waits, as fio does. Should a continuation block
+/// or run long (1–2 ms), a watchdog hands the ring to a follower thread (or a new one) and the old
+/// leader, once its continuation returns, gives the rest of its batch to <see cref="Completions"/>
+/// and parks as a follower: user code can delay the ring by a millisecond, never stop it. Callers never make a system call unless the thread sleeps, and then
 /// one eventfd write wakes it (a standing read on the eventfd completes). At most as many SQEs are
 /// in flight as the CQ ring has entries, so the CQ ring cannot overflow; further operations wait in
 /// the queue. Operations that may wait for ever (pipes, sockets, character devices) have a lane and a
@@ -34,10 +40,40 @@ internal sealed unsafe class RingThread
     internal uint SetupFlags => _ring.SetupFlags;
 
     /// <summary>
-    /// Runs the continuations of completed operations, on Spindle's own threads rather than the thread
-    /// pool: a completion must arrive even when every pool thread is blocked waiting for one.
+    /// Runs the continuations the leader does not run itself (inline completions switched off, or the
+    /// rest of a batch after a hand-over), on Spindle's own threads rather than the thread pool: a
+    /// completion must arrive even when every pool thread is blocked waiting for one.
     /// </summary>
     internal WorkerThreads Completions { get; } = WorkerThreads.CreateCompletionPort("Spindle io_uring completions");
+
+    /// <summary>The AppContext switch that, set to true, lets the leader run continuations itself (else they run on <see cref="Completions"/>).</summary>
+    internal const string InlineSwitch = "Spindle.IoUringInlineCompletions";
+
+    // Opt-in for now: see docs/engine-v2.md (an old leader blocked in a system call inside a
+    // continuation held back the CQE of the wake-up read it had submitted; one suite run hung).
+    private readonly bool _inline;
+
+    /// <param name="inline">Whether the leader runs continuations itself; null: the <see cref="InlineSwitch"/> switch decides.</param>
+    internal RingThread(bool? inline = null)
+        => _inline = inline ?? (AppContext.TryGetSwitch(InlineSwitch, out bool on) && on);
+    private List<IoUringOperation> _completed = null!; // the leader's batch of completed operations
+    private long _sequence;                             // continuations the leaders ran (leader only)
+    // (sequence << 2) | Running while the leader runs a continuation, | InRing while that continuation
+    // submits straight to the ring; TakenOver once the watchdog handed the ring over.
+    private long _continuation;
+    private long _running;                              // the leader's current value of _continuation (leader only)
+    private int _leaderThreadId;                        // managed id of the leader thread
+    private const long Running = 1;
+    private const long InRing = 2;
+    private readonly bool _submitEach = !(AppContext.TryGetSwitch(SubmitEachSwitch, out bool each) && !each);
+
+    /// <summary>The AppContext switch that, set to false, batches the SQEs continuations start into the leader's next enter.</summary>
+    internal const string SubmitEachSwitch = "Spindle.IoUringSubmitEach";
+    private const long TakenOver = -2; // even: "no continuation running"
+    private readonly SemaphoreSlim _followerWake = new(0);
+    private int _parkedFollowers;                       // old leaders waiting to lead again
+    private readonly SemaphoreSlim _watchdogWake = new(0);
+    private int _watchdogParked;                        // 1 while the watchdog sleeps (no continuations lately)
 
 
     private Ring _ring = null!;
@@ -80,7 +116,7 @@ internal sealed unsafe class RingThread
             {
                 error = Errno.Last;
             }
-            else if ((ring = Ring.TryCreate(Entries, out error)) is null)
+            else if ((ring = Ring.TryCreate(Entries, shared: _inline, out error)) is null)
             {
                 Libc.Close(wakeFd);
             }
@@ -97,7 +133,12 @@ internal sealed unsafe class RingThread
             started.Set();
             if (ready)
             {
-                Run();
+                if (_inline)
+                {
+                    var watchdog = new Thread(WatchContinuations) { IsBackground = true, Name = "Spindle io_uring watchdog" };
+                    watchdog.UnsafeStart();
+                }
+                Lead();
             }
         })
         {
@@ -110,11 +151,43 @@ internal sealed unsafe class RingThread
         return ready;
     }
 
-    /// <summary>Queues a prepared operation (any thread).</summary>
+    /// <summary>
+    /// Starts a prepared operation (any thread). A continuation the leader runs puts it on the ring and
+    /// submits it at once (one SQE per enter, as fio does: batching what the continuations of one
+    /// pass start into the next enter measured slower on a virtio disk); everyone else queues it.
+    /// </summary>
     internal void Submit(IoUringOperation operation)
     {
-        (operation.MayBlock ? _blocking : _regular).Enqueue(operation);
+        PendingLane lane = LaneOf(operation);
+        if (Volatile.Read(ref _running) != 0 && _submitEach && TrySubmitFromLeader(operation, lane))
+        {
+            return;
+        }
+        lane.Enqueue(operation);
         WakeIfSleeping();
+    }
+
+    private bool TrySubmitFromLeader(IoUringOperation operation, PendingLane lane)
+    {
+        // Read in this order: a leader publishes its thread id before its first _running.
+        long running = Volatile.Read(ref _running);
+        if (Environment.CurrentManagedThreadId != Volatile.Read(ref _leaderThreadId) || HoldPending || !lane.HasRoom || !lane.IsEmpty)
+        {
+            return false;
+        }
+        // Hold the ring: the watchdog never takes it from a leader inside it.
+        if (Interlocked.CompareExchange(ref _continuation, running | InRing, running) != running)
+        {
+            return false; // handed over already: queue it for the new leader
+        }
+        bool placed = TryPlace(operation);
+        if (placed)
+        {
+            SpindleMetrics.Submission();
+            _ring.Enter(0, wait: false);
+        }
+        Volatile.Write(ref _continuation, running);
+        return placed;
     }
 
     /// <summary>Queues a cancellation (any thread, from the token's callback).</summary>
@@ -135,14 +208,147 @@ internal sealed unsafe class RingThread
         }
     }
 
-    private void Run()
+    /// <summary>A leader's life: run the ring until handed over, then wait as a follower to lead again.</summary>
+    private void Lead()
     {
+        var batch = new List<IoUringOperation>(64);
+        while (true)
+        {
+            Run(batch);
+            Interlocked.Increment(ref _parkedFollowers);
+            _followerWake.Wait();
+        }
+    }
+
+    /// <summary>Hands the ring to a parked follower or a new thread (watchdog, after taking it from the leader).</summary>
+    private void Promote()
+    {
+        int parked;
+        while ((parked = Volatile.Read(ref _parkedFollowers)) > 0)
+        {
+            if (Interlocked.CompareExchange(ref _parkedFollowers, parked - 1, parked) == parked)
+            {
+                _followerWake.Release();
+                return;
+            }
+        }
+        var thread = new Thread(Lead) { IsBackground = true, Name = "Spindle io_uring" };
+        thread.UnsafeStart();
+    }
+
+    /// <summary>Completes an operation (ring thread): its continuation runs after this pass over the ring.</summary>
+    internal void Deliver(IoUringOperation operation)
+    {
+        if (_inline)
+        {
+            _completed.Add(operation);
+        }
+        else
+        {
+            Completions.Queue(operation);
+        }
+    }
+
+    /// <summary>
+    /// Runs the batch's continuations on this thread. Returns false when the watchdog took the ring
+    /// meanwhile: the rest went to the completion threads and this thread must not touch the ring.
+    /// </summary>
+    private bool RunCompletions(List<IoUringOperation> batch)
+    {
+        for (int i = 0; i < batch.Count; i++)
+        {
+            long running = (++_sequence << 2) | Running;
+            Volatile.Write(ref _running, running);
+            // A full fence: pairs with the watchdog's before it parks (it sees us, or we see it parked).
+            Interlocked.Exchange(ref _continuation, running);
+            if (Volatile.Read(ref _watchdogParked) != 0 && Interlocked.Exchange(ref _watchdogParked, 0) != 0)
+            {
+                _watchdogWake.Release();
+            }
+            try
+            {
+                batch[i].CompleteTask();
+            }
+            catch (Exception e)
+            {
+                Console.Error.WriteLine($"Spindle io_uring continuation: {e}");
+            }
+            Volatile.Write(ref _running, 0);
+            if (Interlocked.CompareExchange(ref _continuation, running & ~Running, running) != running)
+            {
+                for (int j = i + 1; j < batch.Count; j++)
+                {
+                    Completions.Queue(batch[j]);
+                }
+                batch.Clear();
+                return false;
+            }
+        }
+        batch.Clear();
+        return true;
+    }
+
+    /// <summary>
+    /// Samples the leader about every millisecond while continuations run: one seen running at two
+    /// samples in a row has had the ring for 1–2 ms, so the ring goes to another thread.
+    /// </summary>
+    private void WatchContinuations()
+    {
+        long last = 0;
+        int quiet = 0;
+        while (true)
+        {
+            System.Threading.Thread.Sleep(1);
+            long now = Volatile.Read(ref _continuation);
+            // Never while the leader is inside the ring (InRing): it leaves again at once.
+            if ((now & (Running | InRing)) == Running && now == last)
+            {
+                if (Interlocked.CompareExchange(ref _continuation, TakenOver, now) == now)
+                {
+                    Promote();
+                }
+                last = TakenOver;
+                continue;
+            }
+            quiet = now == last ? quiet + 1 : 0;
+            last = now;
+            if (quiet < 1000)
+            {
+                continue;
+            }
+            // A second without continuations: sleep until the leader runs one.
+            Volatile.Write(ref _watchdogParked, 1);
+            Interlocked.MemoryBarrier();
+            if (Volatile.Read(ref _continuation) != now && Interlocked.Exchange(ref _watchdogParked, 0) != 0)
+            {
+                quiet = 0;
+                continue;
+            }
+            _watchdogWake.Wait();
+            quiet = 0;
+            last = 0;
+        }
+    }
+
+    /// <summary>The leader's loop; returns when the watchdog handed the ring to another thread.</summary>
+    private void Run(List<IoUringOperation> batch)
+    {
+        _completed = batch;
+        Volatile.Write(ref _leaderThreadId, Environment.CurrentManagedThreadId);
         while (true)
         {
             try
             {
                 Reap();
                 Fill();
+                if (batch.Count > 0)
+                {
+                    if (!RunCompletions(batch))
+                    {
+                        return;
+                    }
+                    continue; // the continuations may have queued operations: place them first
+                }
                 bool wait = false;
                 if (!_ring.HasCompletion && (_retries.Count == 0 || !HasRoomFor(_retries.Peek().Operation)))
                 {

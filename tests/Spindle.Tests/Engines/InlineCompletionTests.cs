@@ -1,0 +1,115 @@
+using System.Runtime.CompilerServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.Engines.IoUring;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Engines;
+
+/// <summary>
+/// io_uring runs continuations on the ring's leader thread (opt-in, <c>Spindle.IoUringInlineCompletions</c>)
+/// or on its completion threads (default); user code that blocks there must never stop the ring or
+/// the other completions (a watchdog hands the ring, or the queue, to another thread).
+/// </summary>
+public class InlineCompletionTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    private static (TempDirectory Dir, SafeFileHandle File, byte[] Data) CreateFile()
+    {
+        var dir = new TempDirectory();
+        string path = dir.File("data");
+        byte[] data = new byte[8192];
+        Random.Shared.NextBytes(data);
+        File.WriteAllBytes(path, data);
+        return (dir, File.OpenHandle(path, FileMode.Open, FileAccess.Read), data);
+    }
+
+    // A continuation registered on a read of an empty pipe: it runs on the thread that completes the
+    // read (the ring's leader), whatever the timing, once the test writes a byte.
+    private static void OnPipeRead(IoUringEngine engine, Fifo fifo, Action continuation)
+    {
+        ValueTask<int> pending = engine.ReadAsync(fifo.Reader, new byte[1], 0, useFastPath: false, CancellationToken.None);
+        Assert.False(pending.IsCompleted);
+        // ConfigureAwait(false): not posted to the test framework's synchronization context.
+        ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter awaiter = pending.ConfigureAwait(false).GetAwaiter();
+        awaiter.UnsafeOnCompleted(() =>
+        {
+            awaiter.GetResult();
+            continuation();
+        });
+        SpindleRandomAccess.Write(fifo.Writer, new byte[] { 1 }, 0);
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_continuation_that_waits_synchronously_for_another_read_completes(bool inline)
+    {
+        if (IoUringEngine.CreatePrivate(inline) is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
+            return;
+        }
+        string expectedThread = inline ? "Spindle io_uring" : "Spindle io_uring completions";
+        var (dir, file, data) = CreateFile();
+        using (dir)
+        using (file)
+        using (var fifo = new Fifo(dir.File("fifo")))
+        {
+            var done = new TaskCompletionSource<(string? Thread, int Read)>(TaskCreationOptions.RunContinuationsAsynchronously);
+            byte[] second = new byte[4096];
+            OnPipeRead(engine, fifo, () =>
+            {
+                string? name = Thread.CurrentThread.Name;
+                // Sync-over-async on the thread that would reap this very read.
+                int read = engine.ReadAsync(file, second, 4096, useFastPath: false, CancellationToken.None).AsTask().Result;
+                done.SetResult((name, read));
+            });
+            var (thread, count) = await done.Task.WaitAsync(Timeout);
+            Assert.Equal(expectedThread, thread);
+            Assert.Equal(4096, count);
+            Assert.Equal(data[4096..], second);
+        }
+    }
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_continuation_blocked_for_ever_does_not_stop_other_operations(bool inline)
+    {
+        if (IoUringEngine.CreatePrivate(inline) is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
+            return;
+        }
+        string expectedThread = inline ? "Spindle io_uring" : "Spindle io_uring completions";
+        var (dir, file, data) = CreateFile();
+        using (dir)
+        using (file)
+        using (var fifo = new Fifo(dir.File("fifo")))
+        using (var release = new ManualResetEventSlim())
+        {
+            var entered = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
+            var left = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            OnPipeRead(engine, fifo, () =>
+            {
+                entered.SetResult(Thread.CurrentThread.Name);
+                release.Wait(); // user code holding the thread that ran its continuation
+                left.SetResult();
+            });
+            Assert.Equal(expectedThread, await entered.Task.WaitAsync(Timeout));
+
+            // Other operations still complete, many of them, while that continuation blocks.
+            byte[] buffer = new byte[4096];
+            for (int i = 0; i < 100; i++)
+            {
+                Assert.Equal(4096, await engine.ReadAsync(file, buffer, 4096, useFastPath: false, CancellationToken.None).AsTask().WaitAsync(Timeout));
+            }
+            Assert.Equal(data[4096..], buffer);
+            Assert.False(left.Task.IsCompleted);
+            release.Set();
+            await left.Task.WaitAsync(Timeout);
+        }
+    }
+}

@@ -14,19 +14,7 @@ public static class FasterLogs
     /// </summary>
     public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22, bool directIO = true)
     {
-        IDevice device;
-        INamedDeviceFactory factory;
-        if (engine is IoEngine chosen)
-        {
-            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO };
-            device = new SpindleDevice(Path.Combine(directory, "hlog"), options);
-            factory = new SpindleNamedDeviceFactory(options);
-        }
-        else
-        {
-            device = new ManagedLocalStorageDevice(Path.Combine(directory, "hlog"));
-            factory = new LocalStorageNamedDeviceFactory();
-        }
+        (IDevice device, INamedDeviceFactory factory) = FasterDevices.Open(directory, engine, directIO);
         var settings = new FasterLogSettings
         {
             LogDevice = device,
@@ -50,19 +38,7 @@ public static class FasterStores
     /// </summary>
     public static (FasterKV<long, TValue> Store, IDevice Device) Open<TValue>(string directory, IoEngine? engine, int memorySizeBits, int pageSizeBits = 12, int segmentSizeBits = 22, long indexBuckets = 1L << 16, bool directIO = true)
     {
-        IDevice device;
-        INamedDeviceFactory factory;
-        if (engine is IoEngine chosen)
-        {
-            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO };
-            device = new SpindleDevice(Path.Combine(directory, "hlog"), options);
-            factory = new SpindleNamedDeviceFactory(options);
-        }
-        else
-        {
-            device = new ManagedLocalStorageDevice(Path.Combine(directory, "hlog"));
-            factory = new LocalStorageNamedDeviceFactory();
-        }
+        (IDevice device, INamedDeviceFactory factory) = FasterDevices.Open(directory, engine, directIO);
         var log = new LogSettings
         {
             LogDevice = device,
@@ -75,5 +51,23 @@ public static class FasterStores
             CheckpointManager = new DeviceLogCommitCheckpointManager(factory, new DefaultCheckpointNamingScheme(Path.Combine(directory, "checkpoints"))),
         };
         return (new FasterKV<long, TValue>(indexBuckets, log, checkpoints), device);
+    }
+}
+
+/// <summary>The log device and the checkpoint/commit device factory of one device kind.</summary>
+internal static class FasterDevices
+{
+    /// <summary>
+    /// A <see cref="SpindleDevice"/> on <paramref name="engine"/> with a <see cref="SpindleNamedDeviceFactory"/>
+    /// (<paramref name="directIO"/>: with O_DIRECT), or FASTER's Linux defaults when <paramref name="engine"/> is null.
+    /// </summary>
+    internal static (IDevice Device, INamedDeviceFactory Factory) Open(string directory, IoEngine? engine, bool directIO)
+    {
+        if (engine is IoEngine chosen)
+        {
+            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO };
+            return (new SpindleDevice(Path.Combine(directory, "hlog"), options), new SpindleNamedDeviceFactory(options));
+        }
+        return (new ManagedLocalStorageDevice(Path.Combine(directory, "hlog")), new LocalStorageNamedDeviceFactory());
     }
 }

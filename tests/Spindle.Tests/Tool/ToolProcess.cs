@@ -34,11 +34,18 @@ internal sealed partial class ToolProcess : IDisposable
         });
     }
 
+    private const string EnvCommand = "/usr/bin/env";
+
     /// <summary>Starts <c>spindle</c> with <paramref name="args"/>.</summary>
     public static ToolProcess Start(params string[] args)
     {
         string host = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
-        var start = new ProcessStartInfo(host) { RedirectStandardOutput = true, RedirectStandardError = true };
+        // A test run started in the background (a CI script's `cmd &`, nohup) inherits SIGINT as ignored, and an
+        // ignored signal stays ignored across exec, so the tool could never see the Ctrl-C the tests send.
+        // env (coreutils) puts SIGINT and SIGTERM back to their defaults and then execs the host (same pid).
+        var start = new ProcessStartInfo(EnvCommand) { RedirectStandardOutput = true, RedirectStandardError = true };
+        start.ArgumentList.Add("--default-signal=INT,TERM");
+        start.ArgumentList.Add(host);
         start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "Spindle.Tool.dll"));
         foreach (string arg in args)
         {

@@ -126,14 +126,15 @@ internal sealed class IoUringEngine : FileIoEngine
             // does not take; System.IO's read(2) of zero bytes returns (or fails) at once, so do that.
             return SyncEngine.Read(handle, buffer, fileOffset);
         }
-        if (HandleFacts.Of(handle).CharacterDevice)
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (facts.CharacterDevice)
         {
             // io_uring first tries a read without blocking, and a device driver may then stop early
             // (/dev/zero after a page when the CPU is wanted elsewhere), a short count io_uring passes on
             // for anything but files and block devices. System.IO's blocking read(2) on a pool thread does not.
             return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
-        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
+        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareRead(handle, buffer, fileOffset, prefix);
@@ -189,12 +190,13 @@ internal sealed class IoUringEngine : FileIoEngine
                 return new ValueTask<long>(cached);
             }
         }
-        if (HandleFacts.Of(handle).CharacterDevice)
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (facts.CharacterDevice)
         {
             // As in ReadAsync: a device's non-blocking read may come back short.
             return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
-        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
+        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareReadVectors(handle, buffers, fileOffset);

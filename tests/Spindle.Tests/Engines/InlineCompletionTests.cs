@@ -112,4 +112,58 @@ public class InlineCompletionTests
             await left.Task.WaitAsync(Timeout);
         }
     }
+
+    [Fact]
+    public async Task Completions_reaped_beside_a_blocked_continuation_do_not_wait_for_it()
+    {
+        // Two reads complete in one pass over the ring, and each one's continuation waits until the
+        // other's has run: whichever runs first blocks the leader, so the other must be handed on (to
+        // the completion threads) rather than wait behind it. Two streams over one full pipe — a
+        // writer blocked in write(2), its reader's completion behind it — hung this way.
+        if (IoUringEngine.CreatePrivate(inline: true) is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        using var trigger = new Fifo(dir.File("trigger"));
+        using var first = new Fifo(dir.File("first"));
+        using var second = new Fifo(dir.File("second"));
+        using var firstRan = new ManualResetEventSlim();
+        using var secondRan = new ManualResetEventSlim();
+        var finished = new TaskCompletionSource<bool[]>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var results = new bool[2];
+        int left = 2;
+        void Both(int index, ManualResetEventSlim mine, ManualResetEventSlim other)
+        {
+            mine.Set();
+            results[index] = other.Wait(Timeout);
+            if (Interlocked.Decrement(ref left) == 0)
+            {
+                finished.SetResult(results);
+            }
+        }
+        OnPipeRead(engine, trigger, () =>
+        {
+            // On the leader, inside a continuation: the leader reaps nothing until this returns, so
+            // both reads' completions wait in the CQ ring together.
+            Continue(engine.ReadAsync(first.Reader, new byte[1], 0, useFastPath: false, CancellationToken.None), () => Both(0, firstRan, secondRan));
+            Continue(engine.ReadAsync(second.Reader, new byte[1], 0, useFastPath: false, CancellationToken.None), () => Both(1, secondRan, firstRan));
+            SpindleRandomAccess.Write(first.Writer, new byte[] { 1 }, 0);
+            SpindleRandomAccess.Write(second.Writer, new byte[] { 2 }, 0);
+            SpinWait.SpinUntil(() => engine.Thread.ReadyCompletions >= 2, Timeout);
+        });
+        bool[] ran = await finished.Task.WaitAsync(Timeout);
+        Assert.Equal(new[] { true, true }, ran);
+    }
+
+    private static void Continue(ValueTask<int> pending, Action continuation)
+    {
+        ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter awaiter = pending.ConfigureAwait(false).GetAwaiter();
+        awaiter.UnsafeOnCompleted(() =>
+        {
+            awaiter.GetResult();
+            continuation();
+        });
+    }
 }

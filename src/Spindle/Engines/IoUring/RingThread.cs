@@ -8,13 +8,14 @@ namespace Spindle.Engines.IoUring;
 /// <summary>
 /// The one thread that owns the ring (the leader). It drains the queue of operations callers prepared
 /// into SQEs, submits them all with one <c>io_uring_enter</c> that also waits for completions, and
-/// completes the operations whose CQEs arrive: by default their continuations run on
-/// <see cref="Completions"/>; with inline completions (opt-in, <see cref="InlineSwitch"/>) the leader
-/// runs them itself (no hop to another thread): a continuation that starts the next operation puts it on the ring without a system call,
-/// and the next <c>io_uring_enter</c> submits it and waits, as fio does. Should a continuation block
-/// or run long (1–2 ms), a watchdog hands the ring to a follower thread (or a new one) and the old
-/// leader, once its continuation returns, gives the rest of its batch to <see cref="Completions"/>
-/// and parks as a follower: user code can delay the ring by a millisecond, never stop it. Callers never make a system call unless the thread sleeps, and then
+/// completes the operations whose CQEs arrive. By default the leader runs their continuations itself
+/// (no hop to another thread): a continuation that starts the next operation puts it on the ring and
+/// submits it at once, and the next <c>io_uring_enter</c> waits, as fio does. Should a continuation
+/// block or run long (1–2 ms), a watchdog takes the ring, gives the rest of that leader's batch to
+/// <see cref="Completions"/> and hands the ring to a follower thread (or a new one); the old leader,
+/// once its continuation returns, parks as a follower: user code can delay the ring and the other
+/// completions by a millisecond, never stop them. With <see cref="InlineSwitch"/> set to false every
+/// continuation runs on <see cref="Completions"/> instead. Callers never make a system call unless the thread sleeps, and then
 /// one eventfd write wakes it (a standing read on the eventfd completes). At most as many SQEs are
 /// in flight as the CQ ring has entries, so the CQ ring cannot overflow; further operations wait in
 /// the queue. Operations that may wait for ever (pipes, sockets, character devices) have a lane and a
@@ -46,17 +47,15 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal WorkerThreads Completions { get; } = WorkerThreads.CreateCompletionPort("Spindle io_uring completions");
 
-    /// <summary>The AppContext switch that, set to true, lets the leader run continuations itself (else they run on <see cref="Completions"/>).</summary>
+    /// <summary>The AppContext switch that, set to false, runs every continuation on <see cref="Completions"/> (else the leader runs them itself).</summary>
     internal const string InlineSwitch = "Spindle.IoUringInlineCompletions";
 
-    // Opt-in for now: see docs/engine-v2.md (an old leader blocked in a system call inside a
-    // continuation held back the CQE of the wake-up read it had submitted; one suite run hung).
     private readonly bool _inline;
 
     /// <param name="inline">Whether the leader runs continuations itself; null: the <see cref="InlineSwitch"/> switch decides.</param>
     internal RingThread(bool? inline = null)
-        => _inline = inline ?? (AppContext.TryGetSwitch(InlineSwitch, out bool on) && on);
-    private List<IoUringOperation> _completed = null!; // the leader's batch of completed operations
+        => _inline = inline ?? !(AppContext.TryGetSwitch(InlineSwitch, out bool on) && !on);
+    private CompletionBatch _completed = null!;         // the current leader's batch of completed operations
     private long _sequence;                             // continuations the leaders ran (leader only)
     // (sequence << 2) | Running while the leader runs a continuation, | InRing while that continuation
     // submits straight to the ring; TakenOver once the watchdog handed the ring over.
@@ -67,6 +66,11 @@ internal sealed unsafe class RingThread
     private const long InRing = 2;
     private readonly bool _submitEach = !(AppContext.TryGetSwitch(SubmitEachSwitch, out bool each) && !each);
 
+    // Up to this many SQEs in flight, a continuation's SQE is submitted at once (one enter each, as fio:
+    // batching them measured 15–20 % slower at 32 in flight on a virtio disk); deeper, the device is
+    // busy anyway and one enter per SQE costs more than it saves, so they go with the next enter.
+    private const int SubmitEachUpTo = 32;
+
     /// <summary>The AppContext switch that, set to false, batches the SQEs continuations start into the leader's next enter.</summary>
     internal const string SubmitEachSwitch = "Spindle.IoUringSubmitEach";
     private const long TakenOver = -2; // even: "no continuation running"
@@ -74,6 +78,7 @@ internal sealed unsafe class RingThread
     private int _parkedFollowers;                       // old leaders waiting to lead again
     private readonly SemaphoreSlim _watchdogWake = new(0);
     private int _watchdogParked;                        // 1 while the watchdog sleeps (no continuations lately)
+    private volatile bool _watchdogRetired;             // the ring did not start: the watchdog ends
 
 
     private Ring _ring = null!;
@@ -86,6 +91,9 @@ internal sealed unsafe class RingThread
 
     /// <summary>The most SQEs ever in flight at once; never more than the CQ ring holds.</summary>
     internal int MaxInFlight => Volatile.Read(ref _maxInFlight);
+
+    /// <summary>How many completions wait in the CQ ring, not reaped yet (test seam).</summary>
+    internal uint ReadyCompletions => _ring.ReadyCompletions;
 
     /// <summary>How many completions the CQ ring holds.</summary>
     internal uint CqEntries => _ring.CqEntries;
@@ -107,6 +115,13 @@ internal sealed unsafe class RingThread
         int error = 0;
         bool ready = false;
         using var started = new ManualResetEventSlim();
+        if (_inline)
+        {
+            // Before the ring: a process out of descriptors may get no thread (OutOfMemoryException, for
+            // the caller to retry later), and no ring may run without its watchdog.
+            var watchdog = new Thread(WatchContinuations) { IsBackground = true, Name = "Spindle io_uring watchdog" };
+            watchdog.UnsafeStart();
+        }
         var thread = new Thread(() =>
         {
             // The eventfd first: when the ring then fails, closing it is all there is to undo.
@@ -133,11 +148,6 @@ internal sealed unsafe class RingThread
             started.Set();
             if (ready)
             {
-                if (_inline)
-                {
-                    var watchdog = new Thread(WatchContinuations) { IsBackground = true, Name = "Spindle io_uring watchdog" };
-                    watchdog.UnsafeStart();
-                }
                 Lead();
             }
         })
@@ -145,8 +155,18 @@ internal sealed unsafe class RingThread
             IsBackground = true,
             Name = "Spindle io_uring",
         };
-        thread.UnsafeStart();
-        started.Wait();
+        try
+        {
+            thread.UnsafeStart();
+            started.Wait();
+        }
+        finally
+        {
+            if (!ready)
+            {
+                RetireWatchdog();
+            }
+        }
         errno = error;
         return ready;
     }
@@ -181,11 +201,14 @@ internal sealed unsafe class RingThread
             return false; // handed over already: queue it for the new leader
         }
         bool placed = TryPlace(operation);
-        if (placed)
+        if (placed && _inFlight <= SubmitEachUpTo && !_completed.RunningLast)
         {
             SpindleMetrics.Submission();
             _ring.Enter(0, wait: false);
         }
+        // Otherwise the SQE goes with the leader's next enter: right after the batch's last
+        // continuation that enter submits and waits in one system call (fio's shape at depth 1);
+        // deeper than SubmitEachUpTo the device is busy anyway and one enter per SQE costs more.
         Volatile.Write(ref _continuation, running);
         return placed;
     }
@@ -211,7 +234,7 @@ internal sealed unsafe class RingThread
     /// <summary>A leader's life: run the ring until handed over, then wait as a follower to lead again.</summary>
     private void Lead()
     {
-        var batch = new List<IoUringOperation>(64);
+        var batch = new CompletionBatch();
         while (true)
         {
             Run(batch);
@@ -220,8 +243,11 @@ internal sealed unsafe class RingThread
         }
     }
 
-    /// <summary>Hands the ring to a parked follower or a new thread (watchdog, after taking it from the leader).</summary>
-    private void Promote()
+    /// <summary>
+    /// Hands the ring to a parked follower or a new thread (watchdog, after taking it from the leader);
+    /// false when there is neither (no thread could be created).
+    /// </summary>
+    private bool Promote()
     {
         int parked;
         while ((parked = Volatile.Read(ref _parkedFollowers)) > 0)
@@ -229,11 +255,26 @@ internal sealed unsafe class RingThread
             if (Interlocked.CompareExchange(ref _parkedFollowers, parked - 1, parked) == parked)
             {
                 _followerWake.Release();
-                return;
+                return true;
             }
         }
-        var thread = new Thread(Lead) { IsBackground = true, Name = "Spindle io_uring" };
-        thread.UnsafeStart();
+        try
+        {
+            var thread = new Thread(Lead) { IsBackground = true, Name = "Spindle io_uring" };
+            thread.UnsafeStart();
+            return true;
+        }
+        catch (OutOfMemoryException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>Ends the watchdog of a ring that did not start.</summary>
+    private void RetireWatchdog()
+    {
+        _watchdogRetired = true;
+        _watchdogWake.Release();
     }
 
     /// <summary>Completes an operation (ring thread): its continuation runs after this pass over the ring.</summary>
@@ -251,11 +292,12 @@ internal sealed unsafe class RingThread
 
     /// <summary>
     /// Runs the batch's continuations on this thread. Returns false when the watchdog took the ring
-    /// meanwhile: the rest went to the completion threads and this thread must not touch the ring.
+    /// meanwhile: it gave the rest of the batch to the completion threads, and this thread must touch
+    /// neither the ring nor the batch.
     /// </summary>
-    private bool RunCompletions(List<IoUringOperation> batch)
+    private bool RunCompletions(CompletionBatch batch)
     {
-        for (int i = 0; i < batch.Count; i++)
+        while (batch.TryClaim(out IoUringOperation operation))
         {
             long running = (++_sequence << 2) | Running;
             Volatile.Write(ref _running, running);
@@ -267,7 +309,7 @@ internal sealed unsafe class RingThread
             }
             try
             {
-                batch[i].CompleteTask();
+                operation.CompleteTask();
             }
             catch (Exception e)
             {
@@ -276,15 +318,10 @@ internal sealed unsafe class RingThread
             Volatile.Write(ref _running, 0);
             if (Interlocked.CompareExchange(ref _continuation, running & ~Running, running) != running)
             {
-                for (int j = i + 1; j < batch.Count; j++)
-                {
-                    Completions.Queue(batch[j]);
-                }
-                batch.Clear();
                 return false;
             }
         }
-        batch.Clear();
+        batch.Reset();
         return true;
     }
 
@@ -296,7 +333,7 @@ internal sealed unsafe class RingThread
     {
         long last = 0;
         int quiet = 0;
-        while (true)
+        while (!_watchdogRetired)
         {
             System.Threading.Thread.Sleep(1);
             long now = Volatile.Read(ref _continuation);
@@ -305,7 +342,14 @@ internal sealed unsafe class RingThread
             {
                 if (Interlocked.CompareExchange(ref _continuation, TakenOver, now) == now)
                 {
-                    Promote();
+                    // The completions reaped beside the blocked one must not wait for it.
+                    _completed.CloseAndTakeRest(Completions);
+                    while (!Promote())
+                    {
+                        // No thread to be had (out of descriptors or memory): the old leader parks as a
+                        // follower once its continuation returns, or a thread can be made later.
+                        System.Threading.Thread.Sleep(1);
+                    }
                 }
                 last = TakenOver;
                 continue;
@@ -331,8 +375,9 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>The leader's loop; returns when the watchdog handed the ring to another thread.</summary>
-    private void Run(List<IoUringOperation> batch)
+    private void Run(CompletionBatch batch)
     {
+        batch.Reset(); // after a hand-over the watchdog took what was left in it
         _completed = batch;
         Volatile.Write(ref _leaderThreadId, Environment.CurrentManagedThreadId);
         while (true)
@@ -341,7 +386,7 @@ internal sealed unsafe class RingThread
             {
                 Reap();
                 Fill();
-                if (batch.Count > 0)
+                if (!batch.IsEmpty)
                 {
                     if (!RunCompletions(batch))
                     {

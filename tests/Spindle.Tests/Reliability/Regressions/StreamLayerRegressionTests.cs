@@ -178,7 +178,7 @@ public class StreamLayerRegressionTests(ITestOutputHelper output)
     /// </summary>
     [Theory]
     [InlineData(IoEngine.ThreadPool)] // the race is in the layer, not the engine: one engine is enough (about 1 failure in 300 trials on main)
-    public Task Two_threads_starting_a_direct_streams_first_async_operations_get_no_SemaphoreFullException(IoEngine engine) => Bounded(async () =>
+    public Task Two_threads_starting_a_direct_streams_first_async_operations_get_no_SemaphoreFullException(IoEngine engine) => Bounded(seconds: 600, body: async () =>
     {
         using var dir = DirectIOTests.DiskDirectory();
         string path = dir.File("f");

@@ -10,9 +10,17 @@ namespace Spindle.Workloads;
 /// <param name="FileSize">The bytes of the file fio uses (<c>--size</c>).</param>
 public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, int IoDepth, bool Direct, string FileName, long FileSize)
 {
+    /// <summary>
+    /// A file on a memory file system whose first pages fio takes as its I/O buffers
+    /// (<c>--iomem=mmapshared:</c>), the same pages the row's contenders use (<see cref="SharedIoBuffers"/>);
+    /// null: fio allocates its own.
+    /// </summary>
+    public string? IoMemoryFile { get; init; }
+
     /// <summary>fio's command-line arguments for a run of <paramref name="runtimeSeconds"/> with JSON output.</summary>
     public IReadOnlyList<string> Arguments(int runtimeSeconds) =>
     [
+        .. IoMemoryFile is null ? (string[])[] : [$"--iomem=mmapshared:{IoMemoryFile}"],
         "--name=spindle",
         $"--filename={FileName}",
         $"--rw={ReadWrite}",

@@ -142,27 +142,10 @@ public sealed class BenchCommand : ICommand
         {
             return new RowResult { Name = row.Name, Group = row.Group, IsAsync = row.IsAsync, OperationsPerInvocation = row.OperationsPerInvocation, Results = [], Skipped = e.Message };
         }
-        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation).ConfigureAwait(false);
-        FioResult? fioResult = null;
-        string fioNote = "—";
-        if (row.Fio is { } job)
-        {
-            if (fio is null)
-            {
-                fioNote = noFio;
-            }
-            else
-            {
-                try
-                {
-                    fioResult = await FioRunner.RunAsync(fio, job, settings.FioSeconds, cancellation).ConfigureAwait(false);
-                }
-                catch (Exception e) when (e is InvalidOperationException or System.Text.Json.JsonException or System.ComponentModel.Win32Exception or KeyNotFoundException)
-                {
-                    fioNote = "fio failed: " + e.Message;
-                }
-            }
-        }
+        FioRounds? fioRounds = row.Fio is { } job && fio is not null ? new FioRounds(fio, job, settings.FioSeconds) : null;
+        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation, fioRounds is null ? null : fioRounds.RunAsync).ConfigureAwait(false);
+        FioResult? fioResult = fioRounds?.Median;
+        string fioNote = row.Fio is null ? "—" : fioRounds is null ? noFio : fioRounds.Failure ?? "—";
         if (row.Reference is { } reference)
         {
             try

@@ -59,7 +59,16 @@ public sealed unsafe class SharedIoBuffers : IDisposable
         string path = System.IO.Path.Combine(MemoryDirectory, $"spindle-bench-{Environment.ProcessId}-{Guid.NewGuid():N}.buffers");
         // One page more than the buffers: fio maps its buffers' length plus a page of alignment slack.
         long length = (long)count * size + Environment.SystemPageSize;
-        SafeFileHandle file = File.OpenHandle(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.ReadWrite);
+        SafeFileHandle file;
+        try
+        {
+            // Preallocated, so that a full tmpfs refuses here rather than with SIGBUS on first touch.
+            file = File.OpenHandle(path, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.None, length);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            return null; // not writable for this user, or full: each side keeps its own memory
+        }
         files.Adopt(path);
         System.IO.RandomAccess.SetLength(file, length);
         void* mapping = Libc.MMap(null, (nuint)length, PROT_READ | PROT_WRITE, MAP_SHARED, (int)file.DangerousGetHandle(), 0);

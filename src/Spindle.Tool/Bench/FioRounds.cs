@@ -7,7 +7,7 @@ namespace Spindle.Tool.Bench;
 /// from the same minutes of a shared machine as theirs (run once after the rounds, it measured another
 /// moment's disk). The row's figure is the round with the median rate.
 /// </summary>
-public sealed class FioRounds(string fio, FioJob job, int seconds)
+public sealed class FioRounds(string fio, FioJob job, TimeSpan runtime)
 {
     private readonly List<FioResult> _rounds = [];
 
@@ -23,7 +23,7 @@ public sealed class FioRounds(string fio, FioJob job, int seconds)
         }
         try
         {
-            _rounds.Add(await FioRunner.RunAsync(fio, job, seconds, cancellation).ConfigureAwait(false));
+            _rounds.Add(await FioRunner.RunAsync(fio, job, runtime, cancellation).ConfigureAwait(false));
         }
         catch (Exception e) when (e is InvalidOperationException or System.Text.Json.JsonException or System.ComponentModel.Win32Exception or KeyNotFoundException)
         {

@@ -16,9 +16,9 @@ public class FioComparisonTests(ITestOutputHelper output)
     {
         var job = new FioJob("read", 1 << 20, "io_uring", 8, Direct: true, "/data/f", 1L << 28) { IoMemoryFile = "/dev/shm/b" };
         Assert.Equal(
-            "fio --iomem=mmapshared:/dev/shm/b --name=spindle --filename=/data/f --rw=read --bs=1048576 --size=268435456 --ioengine=io_uring --iodepth=8 --direct=1 --invalidate=1 --runtime=1 --time_based --output-format=json",
-            job.CommandLine(1));
-        Assert.DoesNotContain((job with { IoMemoryFile = null }).Arguments(1), a => a.StartsWith("--iomem", StringComparison.Ordinal));
+            "fio --iomem=mmapshared:/dev/shm/b --name=spindle --filename=/data/f --rw=read --bs=1048576 --size=268435456 --ioengine=io_uring --iodepth=8 --direct=1 --invalidate=1 --runtime=250ms --time_based --output-format=json",
+            job.CommandLine(TimeSpan.FromMilliseconds(250)));
+        Assert.DoesNotContain((job with { IoMemoryFile = null }).Arguments(TimeSpan.FromSeconds(1)), a => a.StartsWith("--iomem", StringComparison.Ordinal));
     }
 
     [Fact]
@@ -101,7 +101,7 @@ public class FioComparisonTests(ITestOutputHelper output)
     public async Task The_harness_gives_fio_a_turn_in_every_round_in_the_rotation()
     {
         using var row = new TurnLog();
-        var settings = new HarnessSettings(3, TimeSpan.Zero, TimeSpan.Zero, 1);
+        var settings = new HarnessSettings(3, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.FromSeconds(1));
         IReadOnlyList<ContenderResult> results = await Harness.MeasureAsync(row, settings, CancellationToken.None, _ =>
         {
             row.Turns.Add("fio");
@@ -120,7 +120,7 @@ public class FioComparisonTests(ITestOutputHelper output)
         using var dir = new TempDirectory();
         string fio = FakeFio(dir, "echo \"$n\" > \"$counter\"; case $n in 1) iops=300;; 2) iops=100;; *) iops=200;; esac\n"
             + "echo \"{\\\"jobs\\\":[{\\\"usr_cpu\\\":1,\\\"sys_cpu\\\":1,\\\"job_runtime\\\":1000,\\\"read\\\":{\\\"iops\\\":$iops,\\\"bw_bytes\\\":$((iops*4096)),\\\"total_ios\\\":$iops}}]}\"");
-        var rounds = new FioRounds(fio, new FioJob("read", 4096, "psync", 1, Direct: false, dir.File("f"), 4096), 1);
+        var rounds = new FioRounds(fio, new FioJob("read", 4096, "psync", 1, Direct: false, dir.File("f"), 4096), TimeSpan.FromSeconds(1));
 
         for (int i = 0; i < 3; i++)
         {
@@ -138,7 +138,7 @@ public class FioComparisonTests(ITestOutputHelper output)
     {
         using var dir = new TempDirectory();
         string fio = FakeFio(dir, "echo \"$n\" > \"$counter\"; echo 'fio: unrecognized option' >&2; exit 1");
-        var rounds = new FioRounds(fio, new FioJob("read", 4096, "psync", 1, Direct: false, dir.File("f"), 4096), 1);
+        var rounds = new FioRounds(fio, new FioJob("read", 4096, "psync", 1, Direct: false, dir.File("f"), 4096), TimeSpan.FromSeconds(1));
 
         for (int i = 0; i < 3; i++)
         {

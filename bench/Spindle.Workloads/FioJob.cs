@@ -10,9 +10,17 @@ namespace Spindle.Workloads;
 /// <param name="FileSize">The bytes of the file fio uses (<c>--size</c>).</param>
 public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, int IoDepth, bool Direct, string FileName, long FileSize)
 {
-    /// <summary>fio's command-line arguments for a run of <paramref name="runtimeSeconds"/> with JSON output.</summary>
-    public IReadOnlyList<string> Arguments(int runtimeSeconds) =>
+    /// <summary>
+    /// A file on a memory file system whose first pages fio takes as its I/O buffers
+    /// (<c>--iomem=mmapshared:</c>), the same pages the row's contenders use (<see cref="SharedIoBuffers"/>);
+    /// null: fio allocates its own.
+    /// </summary>
+    public string? IoMemoryFile { get; init; }
+
+    /// <summary>fio's command-line arguments for a run of <paramref name="runtime"/> (whole milliseconds) with JSON output.</summary>
+    public IReadOnlyList<string> Arguments(TimeSpan runtime) =>
     [
+        .. IoMemoryFile is null ? (string[])[] : [$"--iomem=mmapshared:{IoMemoryFile}"],
         "--name=spindle",
         $"--filename={FileName}",
         $"--rw={ReadWrite}",
@@ -22,11 +30,20 @@ public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, in
         $"--iodepth={IoDepth}",
         $"--direct={(Direct ? 1 : 0)}",
         $"--invalidate={(Direct ? 1 : 0)}",
-        $"--runtime={runtimeSeconds}",
+        $"--runtime={Runtime(runtime)}",
         "--time_based",
         "--output-format=json",
     ];
 
     /// <summary>The command as a person would type it.</summary>
-    public string CommandLine(int runtimeSeconds) => "fio " + string.Join(' ', Arguments(runtimeSeconds));
+    public string CommandLine(TimeSpan runtime) => "fio " + string.Join(' ', Arguments(runtime));
+
+    // fio reads a bare number as seconds and takes an "ms" suffix.
+    private static string Runtime(TimeSpan runtime)
+    {
+        long milliseconds = Math.Max(1, (long)runtime.TotalMilliseconds);
+        return milliseconds % 1000 == 0
+            ? (milliseconds / 1000).ToString(System.Globalization.CultureInfo.InvariantCulture)
+            : milliseconds.ToString(System.Globalization.CultureInfo.InvariantCulture) + "ms";
+    }
 }

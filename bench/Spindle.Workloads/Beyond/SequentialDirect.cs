@@ -7,6 +7,8 @@ namespace Spindle.Workloads.Beyond;
 /// <summary>
 /// Sequential O_DIRECT reads or writes of large blocks with a fixed number in flight, all contenders on
 /// the same handle: block k goes to worker k mod depth, so the whole range is covered once per invocation.
+/// The buffers are shared with fio where a memory file system allows (<see cref="SharedIoBuffers"/>):
+/// on a virtio disk the physical layout of a buffer changes a request's cost more than any engine does.
 /// </summary>
 public sealed class SequentialDirect : Workload
 {
@@ -15,7 +17,8 @@ public sealed class SequentialDirect : Workload
     private readonly int _blockSize;
     private readonly int _inFlight;
     private readonly ValueTask[] _workers;   // the workers of the running invocation
-    private AlignedBuffer[] _buffers = [];
+    private AlignedBuffer[] _buffers = [];   // this process's own buffers, when there is no memory file system to share
+    private SharedIoBuffers? _shared;         // else buffers in pages fio uses too
     private SafeFileHandle? _handle;
     private string _path = "";
 
@@ -46,7 +49,10 @@ public sealed class SequentialDirect : Workload
     public override long CallsPerInvocation => OperationsPerInvocation;
 
     /// <inheritdoc />
-    public override FioJob? Fio => new(_direction == Direction.Read ? "read" : "write", _blockSize, "io_uring", _inFlight, Direct: true, _path, _size);
+    public override FioJob? Fio => new(_direction == Direction.Read ? "read" : "write", _blockSize, "io_uring", _inFlight, Direct: true, _path, _size)
+    {
+        IoMemoryFile = _shared?.Path,
+    };
 
     /// <inheritdoc />
     public override void Setup(BenchFiles files)
@@ -65,12 +71,18 @@ public sealed class SequentialDirect : Workload
             }
         }
         _handle = DirectIo.OpenHandle(_path);
-        _buffers = new AlignedBuffer[_inFlight];
-        for (int i = 0; i < _inFlight; i++)
+        _shared = SharedIoBuffers.TryCreate(files, _inFlight, _blockSize);
+        if (_shared is null)
         {
-            _buffers[i] = new AlignedBuffer(_blockSize, DirectIo.Alignment);
+            _buffers = new AlignedBuffer[_inFlight];
+            for (int i = 0; i < _inFlight; i++)
+            {
+                _buffers[i] = new AlignedBuffer(_blockSize, DirectIo.Alignment);
+            }
         }
     }
+
+    private Memory<byte> Buffer(int worker) => _shared is { } shared ? shared[worker] : _buffers[worker].Memory;
 
     /// <inheritdoc />
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
@@ -90,7 +102,7 @@ public sealed class SequentialDirect : Workload
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask Reader(Contender contender, int worker)
     {
-        Memory<byte> buffer = _buffers[worker].Memory;
+        Memory<byte> buffer = Buffer(worker);
         LatencyRecorder? latencies = Latencies;
         for (long offset = (long)worker * _blockSize; offset < _size; offset += (long)_inFlight * _blockSize)
         {
@@ -105,7 +117,7 @@ public sealed class SequentialDirect : Workload
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask Writer(Contender contender, int worker)
     {
-        ReadOnlyMemory<byte> buffer = _buffers[worker].Memory;
+        ReadOnlyMemory<byte> buffer = Buffer(worker);
         LatencyRecorder? latencies = Latencies;
         for (long offset = (long)worker * _blockSize; offset < _size; offset += (long)_inFlight * _blockSize)
         {
@@ -126,6 +138,7 @@ public sealed class SequentialDirect : Workload
     protected override void Dispose(bool disposing)
     {
         _handle?.Dispose();
+        _shared?.Dispose();
         foreach (AlignedBuffer buffer in _buffers)
         {
             ((IDisposable)buffer).Dispose();

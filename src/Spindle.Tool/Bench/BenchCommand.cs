@@ -22,7 +22,7 @@ public sealed class BenchCommand : ICommand
         matrix: FileStream and RandomAccess reads, writes, seeks and copies as .NET's own benchmarks do
         them, 4 KiB random reads (page cache and O_DIRECT, 1 to 128 in flight), sequential 1 MiB
         O_DIRECT reads and writes, a 1 GiB file copy, and a queue-depth sweep of O_DIRECT random reads.
-        System.IO and every Spindle engine run interleaved round by round. One table shows the median
+        System.IO, every Spindle engine and fio run interleaved round by round. One table shows the median
         time per operation of each, the headline ratio Spindle Auto / System.IO (Auto is the engine you
         get without configuring one), allocated bytes per operation, and fio's (or cp's) figure where a
         row has one; a second table gives CPU time and p50/p99 latency per operation beside fio's for the
@@ -142,27 +142,10 @@ public sealed class BenchCommand : ICommand
         {
             return new RowResult { Name = row.Name, Group = row.Group, IsAsync = row.IsAsync, OperationsPerInvocation = row.OperationsPerInvocation, Results = [], Skipped = e.Message };
         }
-        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation).ConfigureAwait(false);
-        FioResult? fioResult = null;
-        string fioNote = "—";
-        if (row.Fio is { } job)
-        {
-            if (fio is null)
-            {
-                fioNote = noFio;
-            }
-            else
-            {
-                try
-                {
-                    fioResult = await FioRunner.RunAsync(fio, job, settings.FioSeconds, cancellation).ConfigureAwait(false);
-                }
-                catch (Exception e) when (e is InvalidOperationException or System.Text.Json.JsonException or System.ComponentModel.Win32Exception or KeyNotFoundException)
-                {
-                    fioNote = "fio failed: " + e.Message;
-                }
-            }
-        }
+        FioRounds? fioRounds = row.Fio is { } job && fio is not null ? new FioRounds(fio, job, settings.FioTime) : null;
+        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation, fioRounds is null ? null : fioRounds.RunAsync).ConfigureAwait(false);
+        FioResult? fioResult = fioRounds?.Median;
+        string fioNote = row.Fio is null ? "—" : fioRounds is null ? noFio : fioRounds.Failure ?? "—";
         if (row.Reference is { } reference)
         {
             try

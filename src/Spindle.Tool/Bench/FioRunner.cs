@@ -25,7 +25,7 @@ public static class FioRunner
     }
 
     /// <summary>Runs the job; returns the figure or throws <see cref="InvalidOperationException"/> with fio's complaint.</summary>
-    public static async Task<FioResult> RunAsync(string fio, FioJob job, int seconds, CancellationToken cancellation)
+    public static async Task<FioResult> RunAsync(string fio, FioJob job, TimeSpan runtime, CancellationToken cancellation)
     {
         var start = new ProcessStartInfo(fio)
         {
@@ -33,7 +33,7 @@ public static class FioRunner
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        foreach (string argument in job.Arguments(seconds))
+        foreach (string argument in job.Arguments(runtime))
         {
             start.ArgumentList.Add(argument);
         }
@@ -41,7 +41,7 @@ public static class FioRunner
         Task<string> output = process.StandardOutput.ReadToEndAsync(cancellation);
         Task<string> errors = process.StandardError.ReadToEndAsync(cancellation);
         using var timeout = CancellationTokenSource.CreateLinkedTokenSource(cancellation);
-        timeout.CancelAfter(TimeSpan.FromSeconds(seconds + 60));
+        timeout.CancelAfter(runtime + TimeSpan.FromSeconds(60));
         try
         {
             await process.WaitForExitAsync(timeout.Token).ConfigureAwait(false);
@@ -57,7 +57,7 @@ public static class FioRunner
             string message = (await errors.ConfigureAwait(false)).Split('\n', StringSplitOptions.RemoveEmptyEntries).FirstOrDefault() ?? $"exit code {process.ExitCode}";
             throw new InvalidOperationException(message.Trim());
         }
-        return Parse(json, job.CommandLine(seconds), job.ReadWrite.Contains("write", StringComparison.Ordinal) ? "write" : "read");
+        return Parse(json, job.CommandLine(runtime), job.ReadWrite.Contains("write", StringComparison.Ordinal) ? "write" : "read");
     }
 
     /// <summary>

@@ -6,7 +6,8 @@ namespace Spindle.Tool.Bench;
 
 /// <summary>
 /// The tool's own measurement loop: every contender of a row warms up, then runs in rounds, System.IO
-/// and Spindle interleaved (the order rotates each round) so drift on a shared machine hits all alike.
+/// and Spindle (and fio, when the row has a job) interleaved, the order rotating each round, so drift on
+/// a shared machine hits all alike.
 /// Each round's batch is timed with <see cref="Stopwatch"/>, its allocations counted with
 /// <see cref="GC.GetTotalAllocatedBytes(bool)"/> and its process CPU time read with <c>getrusage</c>; the
 /// result is the median, min and max per operation. Rows that record latencies get every operation's
@@ -17,8 +18,12 @@ public static class Harness
     private const int MaxInvocationsPerBatch = 100_000;
     private const int MaxLatencySamples = 1 << 21;   // per contender and row: 16 MiB of ticks at most
 
-    /// <summary>Measures a row that is set up.</summary>
-    public static async Task<IReadOnlyList<ContenderResult>> MeasureAsync(Workload row, HarnessSettings settings, CancellationToken cancellation)
+    /// <summary>
+    /// Measures a row that is set up. <paramref name="outsider"/>, when given, takes a turn in every
+    /// round's rotation beside the contenders (fio: <see cref="FioRounds"/>).
+    /// </summary>
+    public static async Task<IReadOnlyList<ContenderResult>> MeasureAsync(Workload row, HarnessSettings settings, CancellationToken cancellation,
+        Func<CancellationToken, Task>? outsider = null)
     {
         IReadOnlyList<Contender> contenders = row.Contenders;
         var batch = new int[contenders.Count];
@@ -45,12 +50,18 @@ public static class Harness
         }
         try
         {
+            int turns = contenders.Count + (outsider is null ? 0 : 1);
             for (int round = 0; round < settings.Rounds; round++)
             {
-                for (int k = 0; k < contenders.Count; k++)
+                for (int k = 0; k < turns; k++)
                 {
                     cancellation.ThrowIfCancellationRequested();
-                    int i = (k + round) % contenders.Count;
+                    int i = (k + round) % turns;
+                    if (i == contenders.Count)
+                    {
+                        await outsider!(cancellation).ConfigureAwait(false);
+                        continue;
+                    }
                     row.Latencies = latencies[i];
                     (double ns, double bytes, double cpuNs) = await RunBatchAsync(row, contenders[i], batch[i]).ConfigureAwait(false);
                     row.Latencies = null;

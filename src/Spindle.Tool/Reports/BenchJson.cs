@@ -90,7 +90,7 @@ public static class BenchJson
                 ["rounds"] = report.Settings.Rounds,
                 ["warmupMs"] = report.Settings.WarmupTime.TotalMilliseconds,
                 ["roundMs"] = report.Settings.RoundTime.TotalMilliseconds,
-                ["fioSeconds"] = report.Settings.FioSeconds,
+                ["fioSeconds"] = report.Settings.FioTime.TotalSeconds,
             },
             ["rows"] = rows,
         };

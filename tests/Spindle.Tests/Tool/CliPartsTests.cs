@@ -153,6 +153,6 @@ public class CliPartsTests
         var job = new FioJob("randread", 4096, "io_uring", 32, Direct: true, "/data/f", 1L << 30);
         Assert.Equal(
             "fio --name=spindle --filename=/data/f --rw=randread --bs=4096 --size=1073741824 --ioengine=io_uring --iodepth=32 --direct=1 --invalidate=1 --runtime=5 --time_based --output-format=json",
-            job.CommandLine(5));
+            job.CommandLine(TimeSpan.FromSeconds(5)));
     }
 }

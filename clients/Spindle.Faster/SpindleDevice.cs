@@ -31,7 +31,7 @@ public sealed class SpindleDevice : StorageDeviceBase
 
     private static readonly ConcurrentDictionary<string, uint> s_sectorSizes = new(); // direct-I/O alignment by directory, probed once
 
-    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id (direct where possible)
+    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id (O_DIRECT when asked for and the file system allows it)
     private readonly ConcurrentDictionary<int, SafeFileHandle> _buffered = new(); // buffered handles for misaligned requests, opened on first need
     private readonly SpindleDeviceOptions _options;
     private readonly object _openLock = new(); // serialises opening a segment, so each file is opened once

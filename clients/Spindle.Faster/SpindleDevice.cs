@@ -66,9 +66,9 @@ public sealed class SpindleDevice : StorageDeviceBase
     /// </summary>
     /// <remarks>
     /// io_uring hands a buffered write it cannot finish at once (an <c>O_SYNC</c> one never can) to its
-    /// workers, and serialises those of one file; FASTER flushes several pages of a segment at once, and with
-    /// each waiting for the disk, one at a time halved FasterLog's throughput (docs/clients.md). On pool
-    /// threads they overlap, as they do in FASTER's own device. <c>O_DIRECT</c> writes are not serialised.
+    /// workers, and runs those of one file one at a time; FASTER flushes several pages of a segment at once,
+    /// and with each waiting for the disk, one at a time cost FasterLog about half its throughput
+    /// (docs/clients.md). On pool threads they overlap, as they do in FASTER's own device.
     /// </remarks>
     public IoEngine WriteEngine => !IsDirectIO && _options.WriteThrough && Engine == IoEngine.IoUring ? IoEngine.ThreadPool : _options.Engine;
 

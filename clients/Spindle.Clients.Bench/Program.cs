@@ -3,11 +3,11 @@ using Spindle;
 using Spindle.Clients.Bench;
 
 // Each client's own workloads on Spindle against its Linux default, interleaved round by round.
-// Usage: [--quick] [--rounds N] [--dir DIR] [--out DIR] [--filter TEXT]
+// Usage: [--quick] [--rounds N] [--dir DIR] [--out DIR] [--filter TEXT] [--side spindle|baseline]
 var settings = BenchSettings.Parse(args);
 if (settings is null)
 {
-    Console.Error.WriteLine("usage: Spindle.Clients.Bench [--quick] [--rounds N] [--dir DIR] [--out DIR] [--filter TEXT]");
+    Console.Error.WriteLine("usage: Spindle.Clients.Bench [--quick] [--rounds N] [--dir DIR] [--out DIR] [--filter TEXT] [--side spindle|baseline]");
     return 2;
 }
 Directory.CreateDirectory(settings.WorkDirectory);
@@ -31,6 +31,10 @@ foreach (Workload workload in Workloads.All(settings))
         for (int side = 0; side < 2; side++)
         {
             bool onSpindle = (side == 0) == spindleFirst;
+            if (settings.Side is string only && onSpindle != (only == "spindle"))
+            {
+                continue;
+            }
             string directory = Path.Combine(settings.WorkDirectory, Guid.NewGuid().ToString("N"));
             Directory.CreateDirectory(directory);
             try
@@ -40,6 +44,10 @@ foreach (Workload workload in Workloads.All(settings))
                 {
                     (onSpindle ? spindle : baseline).Add(measured);
                 }
+                if (settings.Side is not null)
+                {
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{workload.Name} [{settings.Side}] round {round}: {measured.OpsPerSecond:N0} ops/s{(measured.P99Microseconds is double p99 ? $", p99 {p99:N0} us" : "")}"));
+                }
             }
             finally
             {
@@ -47,9 +55,17 @@ foreach (Workload workload in Workloads.All(settings))
             }
         }
     }
+    if (settings.Side is not null)
+    {
+        continue; // one side only: no ratio to report
+    }
     var row = RowResult.From(workload, baseline, spindle);
     rows.Add(row);
     Console.WriteLine(row.ToConsole());
+}
+if (settings.Side is not null)
+{
+    return 0;
 }
 Report.Write(settings, rows);
 Console.WriteLine($"wrote {Path.Combine(settings.OutDirectory, "clients-report.md")} and clients-report.json");

@@ -3,10 +3,10 @@ namespace Spindle.Clients.Probe;
 /// <summary>The probe's workloads: write, make durable, say so, and go on writing until killed.</summary>
 public static class CrashWriters
 {
-    /// <summary>Enqueues <see cref="LogEntries"/> forever, committing every <paramref name="batch"/> entries.</summary>
-    public static void FasterLog(string directory, IoEngine engine, int batch)
+    /// <summary>Enqueues <see cref="LogEntries"/> forever, committing every <paramref name="batch"/> entries (<paramref name="directIO"/>: segment files with O_DIRECT).</summary>
+    public static void FasterLog(string directory, IoEngine engine, int batch, bool directIO)
     {
-        var (log, _) = FasterLogs.Open(directory, engine);
+        var (log, _) = FasterLogs.Open(directory, engine, directIO: directIO);
         long next = 0;
         while (true)
         {

@@ -12,7 +12,7 @@ public static class FasterLogs
     /// <see cref="SpindleNamedDeviceFactory"/> (<paramref name="directIO"/>: with O_DIRECT); or, with <paramref name="engine"/> null, on FASTER's Linux
     /// defaults (<see cref="ManagedLocalStorageDevice"/> and <see cref="LocalStorageNamedDeviceFactory"/>).
     /// </summary>
-    public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22, bool directIO = true)
+    public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22, bool directIO = false)
     {
         (IDevice device, INamedDeviceFactory factory) = FasterDevices.Open(directory, engine, directIO);
         var settings = new FasterLogSettings
@@ -36,7 +36,7 @@ public static class FasterStores
     /// <paramref name="engine"/> (checkpoints through <see cref="SpindleNamedDeviceFactory"/>), or on FASTER's
     /// Linux defaults when <paramref name="engine"/> is null.
     /// </summary>
-    public static (FasterKV<long, TValue> Store, IDevice Device) Open<TValue>(string directory, IoEngine? engine, int memorySizeBits, int pageSizeBits = 12, int segmentSizeBits = 22, long indexBuckets = 1L << 16, bool directIO = true)
+    public static (FasterKV<long, TValue> Store, IDevice Device) Open<TValue>(string directory, IoEngine? engine, int memorySizeBits, int pageSizeBits = 12, int segmentSizeBits = 22, long indexBuckets = 1L << 16, bool directIO = false)
     {
         (IDevice device, INamedDeviceFactory factory) = FasterDevices.Open(directory, engine, directIO);
         var log = new LogSettings

@@ -15,15 +15,15 @@ public sealed class FasterDeviceTests
     private const int MaxSectors = 32;
 
     [Theory]
-    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
-    public async Task RandomAlignedWritesAndReadsAcrossSegmentsMatchManagedDevice(IoEngine engine)
+    [MemberData(nameof(Engines.AllWithDirectIO), MemberType = typeof(Engines))]
+    public async Task RandomAlignedWritesAndReadsAcrossSegmentsMatchManagedDevice(IoEngine engine, bool directIO)
     {
         using var directory = new TestDirectory();
-        using var spindle = new SpindleDevice(Path.Combine(directory.Sub("spindle"), "device"), new SpindleDeviceOptions { Engine = engine });
+        using var spindle = new SpindleDevice(Path.Combine(directory.Sub("spindle"), "device"), new SpindleDeviceOptions { Engine = engine, DirectIO = directIO });
         using var managed = new ManagedLocalStorageDevice(Path.Combine(directory.Sub("managed"), "device"));
         spindle.Initialize(SegmentSize);
         managed.Initialize(SegmentSize);
-        Assert.True(spindle.IsDirectIO);
+        Assert.Equal(directIO, spindle.IsDirectIO);
         uint sector = Math.Max(spindle.SectorSize, managed.SectorSize);
         int maxLength = MaxSectors * (int)sector;
         var random = new Random(13);
@@ -90,13 +90,13 @@ public sealed class FasterDeviceTests
     }
 
     [Theory]
-    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
-    public async Task MisalignedRequestsFromFasterMetadataStillReachTheFile(IoEngine engine)
+    [MemberData(nameof(Engines.AllWithDirectIO), MemberType = typeof(Engines))]
+    public async Task MisalignedRequestsFromFasterMetadataStillReachTheFile(IoEngine engine, bool directIO)
     {
         // FASTER's commit and checkpoint managers hand devices buffers at arbitrary addresses; O_DIRECT
         // cannot take them, so the device serves them through a buffered handle on the same file.
         using var directory = new TestDirectory();
-        using var device = new SpindleDevice(Path.Combine(directory.Path, "device"), new SpindleDeviceOptions { Engine = engine });
+        using var device = new SpindleDevice(Path.Combine(directory.Path, "device"), new SpindleDeviceOptions { Engine = engine, DirectIO = directIO });
         device.Initialize(SegmentSize);
         using var buffer = new NativeBuffer(3 * 4096, 4096);
         buffer.Span.Fill(7);
@@ -124,11 +124,11 @@ public sealed class FasterDeviceTests
     }
 
     [Theory]
-    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
-    public void DisposeWaitsForEveryOperationInFlightAndLaterOperationsFail(IoEngine engine)
+    [MemberData(nameof(Engines.AllWithDirectIO), MemberType = typeof(Engines))]
+    public void DisposeWaitsForEveryOperationInFlightAndLaterOperationsFail(IoEngine engine, bool directIO)
     {
         using var directory = new TestDirectory();
-        var device = new SpindleDevice(Path.Combine(directory.Path, "device"), new SpindleDeviceOptions { Engine = engine });
+        var device = new SpindleDevice(Path.Combine(directory.Path, "device"), new SpindleDeviceOptions { Engine = engine, DirectIO = directIO });
         device.Initialize(SegmentSize);
         const int Count = 200;
         using var buffer = new NativeBuffer(Count * 4096, 4096);

@@ -10,11 +10,11 @@ public sealed class FasterKvTests
     private const int MemorySizeBits = 14; // 16 KiB (4 pages) of log in memory, for ~600 KB of records
 
     [Theory]
-    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
-    public async Task LargerThanMemoryUpsertsReadsCheckpointAndRecoveryKeepEveryValue(IoEngine engine)
+    [MemberData(nameof(Engines.AllAndAutoDirect), MemberType = typeof(Engines))]
+    public async Task LargerThanMemoryUpsertsReadsCheckpointAndRecoveryKeepEveryValue(IoEngine engine, bool directIO)
     {
         using var directory = new TestDirectory();
-        var (store, device) = FasterStores.Open<long>(directory.Path, engine, MemorySizeBits);
+        var (store, device) = FasterStores.Open<long>(directory.Path, engine, MemorySizeBits, directIO: directIO);
         long pendingReads;
         using (var session = store.For(new SimpleFunctions<long, long>()).NewSession<SimpleFunctions<long, long>>())
         {
@@ -36,7 +36,7 @@ public sealed class FasterKvTests
         store.Dispose();
         device.Dispose();
 
-        var (recovered, recoveredDevice) = FasterStores.Open<long>(directory.Path, engine, MemorySizeBits);
+        var (recovered, recoveredDevice) = FasterStores.Open<long>(directory.Path, engine, MemorySizeBits, directIO: directIO);
         try
         {
             await recovered.RecoverAsync(token);

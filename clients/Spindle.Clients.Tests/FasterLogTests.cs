@@ -10,11 +10,11 @@ public sealed class FasterLogTests
     private const int EntryCount = 100_000;
 
     [Theory]
-    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
-    public void EnqueuedEntriesCommittedAndReopenedScanBackInOrder(IoEngine engine)
+    [MemberData(nameof(Engines.AllAndAutoDirect), MemberType = typeof(Engines))]
+    public void EnqueuedEntriesCommittedAndReopenedScanBackInOrder(IoEngine engine, bool directIO)
     {
         using var directory = new TestDirectory();
-        var (log, device) = FasterLogs.Open(directory.Path, engine);
+        var (log, device) = FasterLogs.Open(directory.Path, engine, directIO: directIO);
         for (int i = 0; i < EntryCount; i++)
         {
             log.Enqueue(LogEntries.Create(i));
@@ -23,7 +23,7 @@ public sealed class FasterLogTests
         log.Dispose();
         device.Dispose();
 
-        var (reopened, reopenedDevice) = FasterLogs.Open(directory.Path, engine);
+        var (reopened, reopenedDevice) = FasterLogs.Open(directory.Path, engine, directIO: directIO);
         try
         {
             Assert.Equal(EntryCount, ScanAndCheck(reopened));
@@ -36,15 +36,15 @@ public sealed class FasterLogTests
     }
 
     [Theory]
-    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
-    public void ChildKilledRightAfterACommitLosesNoCommittedEntry(IoEngine engine)
+    [MemberData(nameof(Engines.AllAndAutoDirect), MemberType = typeof(Engines))]
+    public void ChildKilledRightAfterACommitLosesNoCommittedEntry(IoEngine engine, bool directIO)
     {
         using var directory = new TestDirectory();
         // The child commits every 2,000 entries and prints "committed N"; it is killed (SIGKILL) as
         // soon as a line says at least 10,000, while it goes on enqueuing and committing.
-        long committed = ChildProcess.RunUntilCommitted("fasterlog", directory.Path, engine, batch: 2_000, atLeast: 10_000);
+        long committed = ChildProcess.RunUntilCommitted(directIO ? "fasterlog-direct" : "fasterlog", directory.Path, engine, batch: 2_000, atLeast: 10_000);
 
-        var (log, device) = FasterLogs.Open(directory.Path, engine);
+        var (log, device) = FasterLogs.Open(directory.Path, engine, directIO: directIO);
         try
         {
             long recovered = ScanAndCheck(log);

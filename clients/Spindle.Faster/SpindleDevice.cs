@@ -6,8 +6,9 @@ namespace Spindle.Faster;
 
 /// <summary>
 /// A FASTER storage device on Spindle: one file per segment (<c>name.0</c>, <c>name.1</c>, … like FASTER's
-/// own devices), opened with <c>O_DIRECT</c> and write-through, read and written in place in FASTER's
-/// sector-aligned native buffers through Spindle's engines (io_uring where the kernel allows it).
+/// own devices), opened write-through (and with <c>O_DIRECT</c> when <see cref="SpindleDeviceOptions.DirectIO"/>
+/// asks for it), read and written in place in FASTER's sector-aligned native buffers through Spindle's
+/// engines (io_uring where the kernel allows it).
 /// </summary>
 /// <remarks>
 /// <para>Replaces <see cref="ManagedLocalStorageDevice"/>, which FASTER falls back to on Linux: that device
@@ -28,7 +29,9 @@ public sealed class SpindleDevice : StorageDeviceBase
     /// <summary>The throttle limit FASTER's own local devices use.</summary>
     public const int DefaultThrottleLimit = 120;
 
-    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id (direct where possible)
+    private static readonly ConcurrentDictionary<string, uint> s_sectorSizes = new(); // direct-I/O alignment by directory, probed once
+
+    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id (O_DIRECT when asked for and the file system allows it)
     private readonly ConcurrentDictionary<int, SafeFileHandle> _buffered = new(); // buffered handles for misaligned requests, opened on first need
     private readonly SpindleDeviceOptions _options;
     private readonly object _openLock = new(); // serialises opening a segment, so each file is opened once
@@ -45,6 +48,7 @@ public sealed class SpindleDevice : StorageDeviceBase
         : base(filename, SectorSizeFor(filename, options ?? SpindleDeviceOptions.Default), (options ?? SpindleDeviceOptions.Default).Capacity)
     {
         _options = options ?? SpindleDeviceOptions.Default;
+        IsDirectIO = _options.DirectIO;
         ThrottleLimit = DefaultThrottleLimit;
         if (_options.RecoverDevice)
         {
@@ -52,11 +56,24 @@ public sealed class SpindleDevice : StorageDeviceBase
         }
     }
 
-    /// <summary>The engine this device's reads and writes run on (never <see cref="IoEngine.Auto"/>).</summary>
+    /// <summary>The engine this device's reads run on (never <see cref="IoEngine.Auto"/>).</summary>
     public IoEngine Engine => _options.Engine == IoEngine.Auto ? SpindleRandomAccess.DefaultEngine : _options.Engine;
 
-    /// <summary>Whether the segment files bypass the page cache (false only where the file system refused O_DIRECT).</summary>
-    public bool IsDirectIO { get; private set; } = true;
+    /// <summary>
+    /// The engine this device's writes run on: <see cref="Engine"/>, except that write-through writes through the
+    /// page cache (<see cref="SpindleDeviceOptions.DirectIO"/> off) run on <see cref="IoEngine.ThreadPool"/> when
+    /// <see cref="Engine"/> is io_uring.
+    /// </summary>
+    /// <remarks>
+    /// io_uring hands a buffered write it cannot finish at once (an <c>O_SYNC</c> one never can) to its
+    /// workers, and runs those of one file one at a time; FASTER flushes several pages of a segment at once,
+    /// and with each waiting for the disk, one at a time cost FasterLog about half its throughput
+    /// (docs/clients.md). On pool threads they overlap, as they do in FASTER's own device.
+    /// </remarks>
+    public IoEngine WriteEngine => !IsDirectIO && _options.WriteThrough && Engine == IoEngine.IoUring ? IoEngine.ThreadPool : _options.Engine;
+
+    /// <summary>Whether the segment files bypass the page cache: <see cref="SpindleDeviceOptions.DirectIO"/>, unless the file system refused <c>O_DIRECT</c>.</summary>
+    public bool IsDirectIO { get; private set; }
 
     /// <summary>Operations accepted and not yet completed.</summary>
     public int PendingOperations => Volatile.Read(ref _pending);
@@ -88,7 +105,7 @@ public sealed class SpindleDevice : StorageDeviceBase
         {
             return;
         }
-        operation.StartWrite(handle, (long)destinationAddress, _options.Engine);
+        operation.StartWrite(handle, (long)destinationAddress, WriteEngine);
     }
 
     /// <inheritdoc/>
@@ -353,6 +370,13 @@ public sealed class SpindleDevice : StorageDeviceBase
         {
             return requested;
         }
+        // FASTER creates a device per commit record and per checkpoint file, so the probe runs once per
+        // directory: a scratch file created and deleted per device cost two metadata updates per commit.
+        return s_sectorSizes.GetOrAdd(directory, ProbeSectorSize);
+    }
+
+    private static uint ProbeSectorSize(string directory)
+    {
         // The alignment O_DIRECT needs on this file system, read from a scratch file beside the segments.
         string probe = Path.Combine(directory, $".spindle-device-probe-{Environment.ProcessId}-{Guid.NewGuid():N}");
         using SafeFileHandle handle = SpindleFile.OpenHandle(probe, new SpindleFileOptions

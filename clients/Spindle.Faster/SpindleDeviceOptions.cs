@@ -11,10 +11,14 @@ public sealed class SpindleDeviceOptions
     public IoEngine Engine { get; init; } = IoEngine.Auto;
 
     /// <summary>
-    /// Open segment files with <c>O_DIRECT</c> (bypassing the page cache, as FASTER's native devices do).
-    /// Where the file system refuses it, files open buffered and <see cref="SpindleDevice.IsDirectIO"/> is false. Default: true.
+    /// Open segment files with <c>O_DIRECT</c>, bypassing the page cache (as FASTER's native devices do).
+    /// Where the file system refuses it, files open buffered and <see cref="SpindleDevice.IsDirectIO"/> is false.
+    /// Default: false, through the page cache, as FASTER's <see cref="ManagedLocalStorageDevice"/> is on Linux
+    /// (.NET ignores its no-buffering flag there): records evicted from FASTER's memory are then still served
+    /// from the kernel's cache while RAM allows. Turn it on when the store is larger than the RAM the kernel
+    /// can give to its cache, or to keep FASTER's memory budget the only cache (docs/clients.md has both measured).
     /// </summary>
-    public bool DirectIO { get; init; } = true;
+    public bool DirectIO { get; init; }
 
     /// <summary>
     /// Open segment files write-through (<c>O_SYNC</c>), so a write's callback means the bytes are on the

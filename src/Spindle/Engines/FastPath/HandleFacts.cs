@@ -67,7 +67,8 @@ internal sealed class HandleFacts
     /// <summary>Whether an operation on the handle may wait for ever (see <see cref="MayBlockIndefinitely"/>).</summary>
     internal static bool MayBlock(SafeFileHandle handle) => Of(handle).MayBlockIndefinitely;
 
-    private static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);
+    /// <summary>Learns the facts of a handle from the kernel alone, as for a handle opened elsewhere (not cached).</summary>
+    internal static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);
 
     private static unsafe HandleFacts Learn(SafeFileHandle handle, in OpenedFile opened)
     {

@@ -43,7 +43,7 @@ internal static class FileOpener
             try
             {
                 Direct.DirectOpen.Opened(handle, flags); // a direct handle gets its alignment checked on every call
-                opened = new OpenedFile { Flags = flags };
+                opened = OpenedFile.FromFlags(flags);
                 if (Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize, ref opened))
                 {
                     return handle;
@@ -136,7 +136,7 @@ internal static class FileOpener
         if ((access & FileAccess.Write) == 0)
         {
             int fileType = FileType(fd, path);
-            opened.FileType = fileType;
+            opened = opened.WithFileType(fileType);
             if (fileType == LinuxConstants.S_IFDIR)
             {
                 throw IoErrors.ForErrno(Errno.EACCES, path);
@@ -148,7 +148,11 @@ internal static class FileOpener
             }
         }
 
-        bool isLocked = FileLocking.TryLock(handle, fd, path, access, share, out opened.FileSystemType);
+        bool isLocked = FileLocking.TryLock(handle, fd, path, access, share, out long fileSystemType);
+        if (fileSystemType != 0)
+        {
+            opened = opened.WithFileSystem(OpenedFile.WritesAreCopiesOn(fileSystemType));
+        }
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
         SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: false, isLocked);
 
@@ -173,7 +177,7 @@ internal static class FileOpener
             if (Libc.FTruncate(fd, 0) == 0)
             {
                 // ftruncate(2) accepts nothing but regular files (EINVAL otherwise).
-                opened.FileType = LinuxConstants.S_IFREG;
+                opened = opened.WithFileType(LinuxConstants.S_IFREG);
             }
             else
             {

@@ -13,14 +13,6 @@ namespace Spindle.Engines.FastPath;
 /// </summary>
 internal sealed class HandleFacts
 {
-    // f_type of the local file systems whose buffered writes only copy into the page cache.
-    private const long Ext4Magic = 0xEF53;
-    private const long XfsMagic = 0x58465342;
-    private const long BtrfsMagic = 0x9123683E;
-    private const long TmpfsMagic = 0x01021994;
-    private const long F2fsMagic = 0xF2F52010;
-
-    private const int DsyncBit = 0x1000;
     private const int AccessModeMask = 0x3;
 
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
@@ -78,8 +70,12 @@ internal sealed class HandleFacts
         {
             handle.DangerousAddRef(ref added);
             int fd = HandleIo.Fd(handle);
-            int flags = opened.Flags;
-            if (flags == OpenedFile.UnknownFlags)
+            int flags;
+            if (opened.IsKnown)
+            {
+                flags = opened.Flags;
+            }
+            else
             {
                 flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
                 facts.SystemCalls++;
@@ -99,17 +95,17 @@ internal sealed class HandleFacts
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;
             // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
-            if (cached && (flags & DsyncBit) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
+            if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
             {
-                long fileSystem = opened.FileSystemType;
-                if (fileSystem == 0)
+                bool? copies = opened.WritesAreCopies;
+                if (copies is null)
                 {
                     // struct statfs: f_type is the first field (a long) on 64-bit Linux.
                     byte* buffer = stackalloc byte[256];
-                    fileSystem = Libc.FStatFs(fd, buffer) == 0 ? *(long*)buffer : 0;
+                    copies = Libc.FStatFs(fd, buffer) == 0 && OpenedFile.WritesAreCopiesOn(*(long*)buffer);
                     facts.SystemCalls++;
                 }
-                facts.CachedWrites = fileSystem is Ext4Magic or XfsMagic or BtrfsMagic or TmpfsMagic or F2fsMagic;
+                facts.CachedWrites = copies.Value;
             }
         }
         catch (ObjectDisposedException)

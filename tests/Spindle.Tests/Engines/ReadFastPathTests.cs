@@ -130,13 +130,9 @@ public partial class ReadFastPathTests
     {
         EngineCases.ReportIoUring(engine);
         using var dir = new TempDirectory();
-        string path = dir.File("f");
-        byte[] data = new byte[5000];
-        new Random(17).NextBytes(data);
-        File.WriteAllBytes(path, data);
-        using SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read);
-        using SafeFileHandle system = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
-        _ = SpindleRandomAccess.Read(handle, new byte[8192], 0); // cache every page
+        byte[] data = CachedFile(dir, 5000, seed: 17);
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
+        using SafeFileHandle system = File.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
 
         foreach (long offset in new long[] { 0, 100, 4096, 4999 })
         {
@@ -168,12 +164,8 @@ public partial class ReadFastPathTests
     {
         EngineCases.ReportIoUring(engine);
         using var dir = new TempDirectory();
-        string path = dir.File("f");
-        byte[] data = new byte[8192];
-        new Random(18).NextBytes(data);
-        File.WriteAllBytes(path, data);
-        using SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read);
-        _ = SpindleRandomAccess.Read(handle, new byte[8192], 0);
+        byte[] data = CachedFile(dir, 8192, seed: 18);
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
 
         byte[] buffer = new byte[12288];
         Assert.Equal(8192, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
@@ -181,6 +173,16 @@ public partial class ReadFastPathTests
         Memory<byte>[] parts = [new byte[6000], new byte[6000]];
         Assert.Equal(8192, await SpindleRandomAccess.ReadAsync(handle, parts, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
         Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).Take(8192).ToArray());
+    }
+
+    /// <summary>Writes <paramref name="length"/> random bytes to the file "f" and reads them back, so every page is cached.</summary>
+    private static byte[] CachedFile(TempDirectory dir, int length, int seed)
+    {
+        byte[] data = new byte[length];
+        new Random(seed).NextBytes(data);
+        File.WriteAllBytes(dir.File("f"), data);
+        Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
+        return data;
     }
 
     [Fact]

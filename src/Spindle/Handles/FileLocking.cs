@@ -31,12 +31,15 @@ internal static class FileLocking
         return value is not null && (value == "1" || value.Equals("true", StringComparison.OrdinalIgnoreCase));
     }
 
-    /// <summary>Takes the lock <paramref name="share"/> asks for; returns whether a lock is now held.</summary>
+    /// <summary>
+    /// Takes the lock <paramref name="share"/> asks for; returns whether a lock is now held.
+    /// <paramref name="fileSystemType"/> is statfs's <c>f_type</c> when the decision needed it, else 0.
+    /// </summary>
     /// <exception cref="IOException">Another handle holds a conflicting lock (a sharing violation).</exception>
-    internal static bool TryLock(SafeFileHandle handle, int fd, string path, FileAccess access, FileShare share)
+    internal static bool TryLock(SafeFileHandle handle, int fd, string path, FileAccess access, FileShare share, out long fileSystemType)
     {
         int operation = share == FileShare.None ? LinuxConstants.LOCK_EX : LinuxConstants.LOCK_SH;
-        if (!ShouldLock(fd, operation, access))
+        if (!ShouldLock(fd, operation, access, out fileSystemType))
         {
             return false;
         }
@@ -53,8 +56,9 @@ internal static class FileLocking
         return false;
     }
 
-    private static unsafe bool ShouldLock(int fd, int operation, FileAccess access)
+    private static unsafe bool ShouldLock(int fd, int operation, FileAccess access, out long fileSystemType)
     {
+        fileSystemType = 0;
         if (IsDisabled)
         {
             return false;
@@ -70,7 +74,7 @@ internal static class FileLocking
         {
             return false;
         }
-        long type = *(long*)statfs;
-        return type is not (NfsMagic or SmbMagic or CifsMagic or Smb2Magic);
+        fileSystemType = *(long*)statfs;
+        return fileSystemType is not (NfsMagic or SmbMagic or CifsMagic or Smb2Magic);
     }
 }

@@ -16,6 +16,11 @@ internal static class FileOpener
 
     internal static SafeFileHandle Open(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options,
         long preallocationSize, UnixFileMode? unixCreateMode, int spindleFlags)
+        => Open(path, mode, access, share, options, preallocationSize, unixCreateMode, spindleFlags, out _);
+
+    /// <summary>As the other overload; <paramref name="opened"/> says what the open learned about the file on the way.</summary>
+    internal static SafeFileHandle Open(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options,
+        long preallocationSize, UnixFileMode? unixCreateMode, int spindleFlags, out OpenedFile opened)
     {
         OpenValidation.ValidateArguments(path, mode, access, share, options, preallocationSize);
         string fullPath = Path.GetFullPath(path);
@@ -38,7 +43,8 @@ internal static class FileOpener
             try
             {
                 Direct.DirectOpen.Opened(handle, flags); // a direct handle gets its alignment checked on every call
-                if (Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize))
+                opened = OpenedFile.FromFlags(flags);
+                if (Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize, ref opened))
                 {
                     return handle;
                 }
@@ -124,12 +130,13 @@ internal static class FileOpener
 
     /// <summary>Everything after open(2); false when the path no longer names the opened file and must be opened again.</summary>
     private static unsafe bool Initialize(SafeFileHandle handle, int fd, string path, FileMode mode, FileAccess access,
-        FileShare share, FileOptions options, long preallocationSize)
+        FileShare share, FileOptions options, long preallocationSize, ref OpenedFile opened)
     {
         // Without write access open(2) accepts a directory; reject it from the descriptor to avoid races.
         if ((access & FileAccess.Write) == 0)
         {
             int fileType = FileType(fd, path);
+            opened = opened.WithFileType(fileType);
             if (fileType == LinuxConstants.S_IFDIR)
             {
                 throw IoErrors.ForErrno(Errno.EACCES, path);
@@ -141,7 +148,11 @@ internal static class FileOpener
             }
         }
 
-        bool isLocked = FileLocking.TryLock(handle, fd, path, access, share);
+        bool isLocked = FileLocking.TryLock(handle, fd, path, access, share, out long fileSystemType);
+        if (fileSystemType != 0)
+        {
+            opened = opened.WithFileSystem(OpenedFile.WritesAreCopiesOn(fileSystemType));
+        }
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
         SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: false, isLocked);
 
@@ -161,13 +172,21 @@ internal static class FileOpener
             _ = Libc.PosixFAdvise(fd, 0, 0, advice);
         }
 
-        if (mode is FileMode.Create or FileMode.Truncate && !FileLocking.IsDisabled && Libc.FTruncate(fd, 0) < 0)
+        if (mode is FileMode.Create or FileMode.Truncate && !FileLocking.IsDisabled)
         {
-            // EBADF/EINVAL mean the target cannot be truncated (a pipe, a character device): not an error.
-            int errno = Errno.Last;
-            if (errno != Errno.EBADF && errno != Errno.EINVAL)
+            if (Libc.FTruncate(fd, 0) == 0)
             {
-                throw IoErrors.ForErrno(errno, path);
+                // ftruncate(2) accepts nothing but regular files (EINVAL otherwise).
+                opened = opened.WithFileType(LinuxConstants.S_IFREG);
+            }
+            else
+            {
+                // EBADF/EINVAL mean the target cannot be truncated (a pipe, a character device): not an error.
+                int errno = Errno.Last;
+                if (errno != Errno.EBADF && errno != Errno.EINVAL)
+                {
+                    throw IoErrors.ForErrno(errno, path);
+                }
             }
         }
 

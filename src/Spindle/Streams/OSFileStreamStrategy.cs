@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Handles;
@@ -23,13 +24,18 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     protected readonly FileIoEngine _engine;
     // Whether the handle was opened for asynchronous I/O.
     private readonly bool _isAsync;
+    // What the stream's open learned about the file, until the first asynchronous operation hands it to the
+    // engines' facts (sparing them up to three system calls per stream); unknown after that, or from the start
+    // for a handle opened elsewhere.
+    private OpenedFile _opened;
 
-    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine)
+    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened)
     {
         _fileHandle = handle;
         _access = access;
         _isAsync = isAsync;
         _engine = engine;
+        _opened = opened;
     }
 
     public sealed override bool CanRead => !_fileHandle.IsClosed && (_access & FileAccess.Read) != 0;
@@ -101,6 +107,23 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
                 _fileHandle.DangerousRelease();
             }
         }
+    }
+
+    /// <summary>Before an operation reaches the engine: the first one hands over what the open learned.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    protected void ShareOpenedFacts()
+    {
+        if (_opened.IsKnown)
+        {
+            ShareOpenedFactsOnce();
+        }
+    }
+
+    private void ShareOpenedFactsOnce()
+    {
+        // Two first operations racing both hand over the same facts; the weak table keeps one.
+        _ = Engines.FastPath.HandleFacts.Of(_fileHandle, _opened);
+        _opened = OpenedFile.Unknown;
     }
 
     protected void EnsureReadable()

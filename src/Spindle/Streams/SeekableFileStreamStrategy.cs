@@ -19,8 +19,9 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
     // Where the file ended when it was opened with FileMode.Append, or -1: nothing before it may be overwritten.
     private readonly long _appendStart;
 
-    internal SeekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, long position, long appendStart)
-        : base(handle, access, isAsync, engine)
+    internal SeekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, long position, long appendStart,
+        in OpenedFile opened)
+        : base(handle, access, isAsync, engine, opened)
     {
         _filePosition = position;
         _appendStart = appendStart;
@@ -138,6 +139,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         {
             return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken));
         }
+        ShareOpenedFacts();
         int expected = buffer.Length;
         long offset = Interlocked.Add(ref _filePosition, expected) - expected;
         ValueTask<int> pending;
@@ -187,6 +189,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         {
             return ValueTask.FromException(new OperationCanceledException(cancellationToken));
         }
+        ShareOpenedFacts();
         int length = buffer.Length;
         long offset = Interlocked.Add(ref _filePosition, length) - length;
         ValueTask pending;

@@ -43,10 +43,10 @@ public class SpindleFileStream : Stream
             SuppressFinalizerIfUnneeded();
             return;
         }
-        SafeFileHandle handle = SpindleFile.OpenHandle(path, options);
+        SafeFileHandle handle = SpindleFile.OpenHandle(path, options, out OpenedFile opened);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
         _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine,
-            SpindleOpenFlags.For(options));
+            SpindleOpenFlags.For(options), opened);
         SuppressFinalizerIfUnneeded();
     }
 
@@ -146,9 +146,9 @@ public class SpindleFileStream : Stream
             SuppressFinalizerIfUnneeded();
             return;
         }
-        SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options);
+        SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options, out OpenedFile opened);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto,
-            SpindleOpenFlags.For(options));
+            SpindleOpenFlags.For(options), opened);
         SuppressFinalizerIfUnneeded();
     }
 

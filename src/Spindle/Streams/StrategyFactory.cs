@@ -11,8 +11,9 @@ internal static class StrategyFactory
 {
     // openFlags: the Spindle open flags the handle was requested with (SpindleOpenFlags); without O_DIRECT or
     // O_APPEND the handle has neither, so the stream needs no probe of the descriptor's flags.
+    // opened: what the open learned about the file, for the engines' facts at the first asynchronous operation.
     internal static FileStreamStrategy ForOpenedFile(SpindleFileStream stream, SafeFileHandle handle, FileMode mode, FileAccess access,
-        int bufferSize, bool isAsync, IoEngine requested, int openFlags)
+        int bufferSize, bool isAsync, IoEngine requested, int openFlags, in OpenedFile opened)
     {
         try
         {
@@ -23,11 +24,11 @@ internal static class StrategyFactory
             {
                 // Append starts at the end and protects what was there.
                 long appendStart = mode == FileMode.Append ? HandleIo.GetLength(handle) : -1;
-                os = new SeekableFileStreamStrategy(handle, access, isAsync, engine, Math.Max(appendStart, 0), appendStart);
+                os = new SeekableFileStreamStrategy(handle, access, isAsync, engine, Math.Max(appendStart, 0), appendStart, opened);
             }
             else
             {
-                os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine);
+                os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine, opened);
             }
             return Stack(stream, os, bufferSize, (openFlags & (OpenFlags.O_DIRECT | OpenFlags.O_APPEND)) != 0);
         }
@@ -54,11 +55,11 @@ internal static class StrategyFactory
             {
                 throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
             }
-            os = new SeekableFileStreamStrategy(handle, access, isAsync, engine, position, appendStart: -1);
+            os = new SeekableFileStreamStrategy(handle, access, isAsync, engine, position, appendStart: -1, OpenedFile.Unknown);
         }
         else
         {
-            os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine);
+            os = new UnseekableFileStreamStrategy(handle, access, isAsync, engine, OpenedFile.Unknown);
         }
         // A handle from elsewhere may have been opened with any flags.
         return Stack(stream, os, bufferSize, mayHaveOwnLayer: true);

@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Handles;
 using Spindle.RandomAccess;
 
 namespace Spindle.Streams;
@@ -13,8 +14,8 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
 {
     private const long NoOffset = -1;
 
-    internal UnseekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine)
-        : base(handle, access, isAsync, engine)
+    internal UnseekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened)
+        : base(handle, access, isAsync, engine, opened)
     {
     }
 
@@ -66,14 +67,18 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
                 return ValueTask.FromException<int>(e);
             }
         }
+        ShareOpenedFacts();
         return _engine.ReadAsync(_fileHandle, buffer, NoOffset, cancellationToken);
     }
 
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
     {
         EnsureWritable();
-        return cancellationToken.IsCancellationRequested
-            ? ValueTask.FromException(new OperationCanceledException(cancellationToken))
-            : _engine.WriteAsync(_fileHandle, buffer, NoOffset, cancellationToken);
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromException(new OperationCanceledException(cancellationToken));
+        }
+        ShareOpenedFacts();
+        return _engine.WriteAsync(_fileHandle, buffer, NoOffset, cancellationToken);
     }
 }

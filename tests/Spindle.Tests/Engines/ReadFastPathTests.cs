@@ -122,6 +122,69 @@ public partial class ReadFastPathTests
         }
     }
 
+    // The page cache copies whole pages, so a cached read that stops inside a page stopped at the end of the
+    // file: it completes on the caller's thread as one operation, with no engine round trip for "the rest".
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task A_cached_read_that_stops_inside_a_page_is_the_end_of_the_file(IoEngine engine)
+    {
+        EngineCases.ReportIoUring(engine);
+        using var dir = new TempDirectory();
+        byte[] data = CachedFile(dir, 5000, seed: 17);
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
+        using SafeFileHandle system = File.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
+
+        foreach (long offset in new long[] { 0, 100, 4096, 4999 })
+        {
+            byte[] buffer = new byte[8192];
+            byte[] expected = new byte[8192];
+            int expectedCount = System.IO.RandomAccess.Read(system, expected, offset);
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            ValueTask<int> read = SpindleRandomAccess.ReadAsync(handle, buffer, offset, engine);
+            Assert.True(read.IsCompletedSuccessfully, $"the read at {offset} ends inside the last page and should complete at once");
+            Assert.Equal(expectedCount, await read);
+            Assert.Equal(expected, buffer);
+            Assert.Equal(before.Operations + 1, SpindleMetrics.Snapshot().Operations);
+        }
+
+        // A scatter read past the end as well.
+        Memory<byte>[] parts = [new byte[3000], new byte[3000]];
+        MetricsSnapshot beforeScatter = SpindleMetrics.Snapshot();
+        ValueTask<long> scatter = SpindleRandomAccess.ReadAsync(handle, parts, 0, engine);
+        Assert.True(scatter.IsCompletedSuccessfully, "a scatter read that ends inside the last page should complete at once");
+        Assert.Equal(data.Length, await scatter);
+        Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).Take(data.Length).ToArray());
+        Assert.Equal(beforeScatter.FastPathHits + 1, SpindleMetrics.Snapshot().FastPathHits);
+    }
+
+    // A file that ends on a page boundary gives the fast path no such proof: the engine reads on and finds the end.
+    [Theory]
+    [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
+    public async Task A_cached_read_that_stops_on_a_page_boundary_is_finished_by_the_engine_like_System_IO(IoEngine engine)
+    {
+        EngineCases.ReportIoUring(engine);
+        using var dir = new TempDirectory();
+        byte[] data = CachedFile(dir, 8192, seed: 18);
+        using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
+
+        byte[] buffer = new byte[12288];
+        Assert.Equal(8192, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(data, buffer.AsSpan(0, 8192).ToArray());
+        Memory<byte>[] parts = [new byte[6000], new byte[6000]];
+        Assert.Equal(8192, await SpindleRandomAccess.ReadAsync(handle, parts, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).Take(8192).ToArray());
+    }
+
+    /// <summary>Writes <paramref name="length"/> random bytes to the file "f" and reads them back, so every page is cached.</summary>
+    private static byte[] CachedFile(TempDirectory dir, int length, int seed)
+    {
+        byte[] data = new byte[length];
+        new Random(seed).NextBytes(data);
+        File.WriteAllBytes(dir.File("f"), data);
+        Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
+        return data;
+    }
+
     [Fact]
     public async Task Files_without_positions_and_empty_buffers_skip_the_fast_path()
     {

@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
+using Spindle.Engines.FastPath;
 using Spindle.Interop;
 using Spindle.Tests.Infrastructure;
 
@@ -130,5 +131,49 @@ public class StreamSystemCallTests
         Assert.Equal(4096, await stream.ReadAsync(large));
         stream.Write(large);
         Assert.Equal(before + 2, Operations);
+    }
+
+    // Opening a file learns its flags, often its type (the directory check of a read-only open, a truncation)
+    // and file system (the lock decision); the engines' facts need nothing more, so a stream's first
+    // asynchronous operation asks the kernel only what its open did not learn. A handle opened elsewhere
+    // costs up to three calls: fcntl(F_GETFL), statx(STATX_TYPE) and, for a writable handle, fstatfs.
+    [Theory]
+    [InlineData(FileMode.Open, FileAccess.Read, FileShare.Read, FileOptions.None, 0, 2)]
+    [InlineData(FileMode.Create, FileAccess.Write, FileShare.Read, FileOptions.None, 0, 3)]
+    [InlineData(FileMode.Truncate, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.None, 0, 3)]
+    [InlineData(FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.Read, FileOptions.None, 1, 3)]
+    [InlineData(FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.None, 1, 3)]
+    [InlineData(FileMode.Create, FileAccess.Write, FileShare.Read, FileOptions.WriteThrough, 0, 2)]
+    public async Task A_streams_first_async_operation_asks_the_kernel_only_what_its_open_did_not_learn(
+        FileMode mode, FileAccess access, FileShare share, FileOptions options, int expectedCalls, int probeCalls)
+    {
+        foreach (bool useAsync in new[] { false, true })
+        {
+            using var dir = new TempDirectory();
+            File.WriteAllBytes(dir.File("f"), new byte[10_000]);
+            var streamOptions = new SpindleFileOptions
+            {
+                Mode = mode, Access = access, Share = share, BufferSize = 0,
+                Options = options | (useAsync ? FileOptions.Asynchronous : FileOptions.None),
+            };
+            await using var stream = new SpindleFileStream(dir.File("f"), streamOptions);
+            if ((access & FileAccess.Write) == 0)
+            {
+                Assert.Equal(100, await stream.ReadAsync(new byte[100]));
+            }
+            else
+            {
+                await stream.WriteAsync(new byte[100]);
+            }
+
+            HandleFacts facts = HandleFacts.Of(stream.SafeFileHandle);   // those the first operation used
+            HandleFacts probed = HandleFacts.Probe(stream.SafeFileHandle); // asked of the kernel alone
+            Assert.Equal(expectedCalls, facts.SystemCalls);
+            Assert.Equal(probeCalls, probed.SystemCalls);
+            Assert.Equal(
+                (probed.NonBlockingReads, probed.CachedWrites, probed.CharacterDevice, probed.MayBlockIndefinitely),
+                (facts.NonBlockingReads, facts.CachedWrites, facts.CharacterDevice, facts.MayBlockIndefinitely));
+            Assert.True(facts.NonBlockingReads);
+        }
     }
 }

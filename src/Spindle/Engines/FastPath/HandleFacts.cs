@@ -1,24 +1,19 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
 using Spindle.Interop;
 using Spindle.RandomAccess;
 
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// What the fast paths need to know about a handle, learned once (two system calls) and kept in a
-/// weak table so that it never keeps a handle alive.
+/// What the fast paths need to know about a handle, learned once and kept in a weak table so that it
+/// never keeps a handle alive. A handle from elsewhere costs up to three system calls (flags, file type,
+/// file system); one a Spindle stream opened costs what its open did not already learn (usually none).
 /// </summary>
 internal sealed class HandleFacts
 {
-    // f_type of the local file systems whose buffered writes only copy into the page cache.
-    private const long Ext4Magic = 0xEF53;
-    private const long XfsMagic = 0x58465342;
-    private const long BtrfsMagic = 0x9123683E;
-    private const long TmpfsMagic = 0x01021994;
-    private const long F2fsMagic = 0xF2F52010;
-
-    private const int DsyncBit = 0x1000;
+    private const int AccessModeMask = 0x3;
 
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts>.CreateValueCallback s_probe = Probe;
@@ -26,7 +21,10 @@ internal sealed class HandleFacts
     /// <summary>A regular file without O_DIRECT whose file system accepts RWF_NOWAIT reads (as far as known).</summary>
     public volatile bool NonBlockingReads;
 
-    /// <summary>A regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered write is a copy.</summary>
+    /// <summary>
+    /// A writable regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered
+    /// write is a copy. False for a read-only handle, whose writes fail wherever they run.
+    /// </summary>
     public bool CachedWrites;
 
     /// <summary>A character device (<c>/dev/zero</c>, a terminal): its driver may return less when asked not to block.</summary>
@@ -38,12 +36,33 @@ internal sealed class HandleFacts
     /// </summary>
     public bool MayBlockIndefinitely;
 
+    /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
+    public int SystemCalls;
+
     internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
+
+    /// <summary>
+    /// The facts of a handle Spindle opened, asking the kernel only what <paramref name="opened"/> does not
+    /// say; a stream calls this before its first asynchronous operation reaches an engine.
+    /// </summary>
+    internal static HandleFacts Of(SafeFileHandle handle, in OpenedFile opened)
+    {
+        if (s_facts.TryGetValue(handle, out HandleFacts? facts))
+        {
+            return facts;
+        }
+        facts = Learn(handle, opened);
+        // Another thread's first operation may have won the race: its facts are the same, and stay.
+        return s_facts.TryAdd(handle, facts) ? facts : Of(handle);
+    }
 
     /// <summary>Whether an operation on the handle may wait for ever (see <see cref="MayBlockIndefinitely"/>).</summary>
     internal static bool MayBlock(SafeFileHandle handle) => Of(handle).MayBlockIndefinitely;
 
-    private static unsafe HandleFacts Probe(SafeFileHandle handle)
+    /// <summary>Learns the facts of a handle from the kernel alone, as for a handle opened elsewhere (not cached).</summary>
+    internal static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);
+
+    private static unsafe HandleFacts Learn(SafeFileHandle handle, in OpenedFile opened)
     {
         var facts = new HandleFacts();
         bool added = false;
@@ -51,22 +70,42 @@ internal sealed class HandleFacts
         {
             handle.DangerousAddRef(ref added);
             int fd = HandleIo.Fd(handle);
-            StatxBuffer status;
-            int flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
-            int type = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
-                ? status.Mode & LinuxConstants.S_IFMT
-                : 0;
+            int flags;
+            if (opened.IsKnown)
+            {
+                flags = opened.Flags;
+            }
+            else
+            {
+                flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
+                facts.SystemCalls++;
+            }
+            int type = opened.FileType;
+            if (type == 0)
+            {
+                StatxBuffer status;
+                type = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
+                    ? status.Mode & LinuxConstants.S_IFMT
+                    : 0;
+                facts.SystemCalls++;
+            }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
             facts.MayBlockIndefinitely = type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;
             // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
-            if (cached && (flags & DsyncBit) == 0)
+            if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
             {
-                // struct statfs: f_type is the first field (a long) on 64-bit Linux.
-                byte* buffer = stackalloc byte[256];
-                facts.CachedWrites = Libc.FStatFs(fd, buffer) == 0 && (long)*(ulong*)buffer is Ext4Magic or XfsMagic or BtrfsMagic or TmpfsMagic or F2fsMagic;
+                bool? copies = opened.WritesAreCopies;
+                if (copies is null)
+                {
+                    // struct statfs: f_type is the first field (a long) on 64-bit Linux.
+                    byte* buffer = stackalloc byte[256];
+                    copies = Libc.FStatFs(fd, buffer) == 0 && OpenedFile.WritesAreCopiesOn(*(long*)buffer);
+                    facts.SystemCalls++;
+                }
+                facts.CachedWrites = copies.Value;
             }
         }
         catch (ObjectDisposedException)

@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
+using Spindle.Handles;
 using Spindle.Interop;
 using Spindle.RandomAccess;
 
@@ -74,10 +75,25 @@ internal static unsafe class ReadFastPath
     }
 
     /// <summary>
+    /// Whether a short non-blocking read of <paramref name="read"/> bytes at <paramref name="fileOffset"/>
+    /// stopped at the end of the file. The page cache copies whole pages: a read that stops for want of
+    /// a cached page stops at a page boundary, so one that stops inside a page stopped at the end of the
+    /// file, where a blocking read would have stopped too. One that stops on a boundary may be either,
+    /// and the engine finds out.
+    /// </summary>
+    private static bool EndsAtEndOfFile(long fileOffset, long read) => read > 0 && ((fileOffset + read) & (PageSize - 1)) != 0;
+
+    // The granularity of the page cache (folios are whole pages).
+    private static readonly long PageSize = Environment.SystemPageSize;
+
+    /// <summary>
     /// Turns the read fast path off for one handle (for <see cref="SpindleFileOptions.ReadFastPath"/>
     /// set to false): every engine then sends that handle's reads to the kernel the engine's way.
     /// </summary>
     internal static void DisableFor(SafeFileHandle handle) => HandleFacts.Of(handle).NonBlockingReads = false;
+
+    /// <summary>As <see cref="DisableFor(SafeFileHandle)"/> for a handle just opened, from what its open learned.</summary>
+    internal static void DisableFor(SafeFileHandle handle, in OpenedFile opened) => HandleFacts.Of(handle, opened).NonBlockingReads = false;
 
     /// <summary>
     /// The fast path as an engine uses it: true when the read is done (<paramref name="completed"/>
@@ -93,7 +109,7 @@ internal static unsafe class ReadFastPath
         {
             return false;
         }
-        if (completed == 0 || completed == buffer.Length)
+        if (completed == 0 || completed == buffer.Length || EndsAtEndOfFile(fileOffset, completed))
         {
             return true;
         }
@@ -107,9 +123,10 @@ internal static unsafe class ReadFastPath
     internal const int MaxScatterBuffers = 8;
 
     /// <summary>
-    /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled,
-    /// or -1 when the engine must do the read (then from the start: a short result may be the end
-    /// of the file or an uncached page, and only the engine can tell which without blocking here).
+    /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled or the
+    /// read stopped inside a page (the end of the file), or -1 when the engine must do the read (then
+    /// from the start: a short result on a page boundary may be the end of the file or an uncached
+    /// page, and only the engine can tell which without blocking here).
     /// </summary>
     internal static long TryReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
@@ -139,7 +156,7 @@ internal static unsafe class ReadFastPath
             }
             handle.DangerousAddRef(ref added);
             nint result = Libc.PReadV2(HandleIo.Fd(handle), vectors, count, fileOffset, LinuxConstants.RWF_NOWAIT);
-            if (result < 0 || (ulong)result != total)
+            if (result < 0 || (ulong)result != total && !EndsAtEndOfFile(fileOffset, result))
             {
                 return -1;
             }

@@ -1,13 +1,15 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Engines;
+using Spindle.Tests.Beyond;
 using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Engines;
 
 /// <summary>
-/// Large buffered writes to a local file on the io_uring engine run on a pool thread (io_uring would
-/// punt them to an io-wq worker); writes that really wait for the device still go through the ring.
+/// Buffered writes to a regular file on the io_uring engine run on a pool thread, as System.IO's do
+/// (io_uring would punt them to its io-wq workers, one at a time per file); O_DIRECT writes, which
+/// wait for the device without a copy, go through the ring.
 /// Reads the process-wide io_uring_enter counter, so the tests run alone.
 /// </summary>
 [Collection(SerialCollection.Name)]
@@ -77,26 +79,66 @@ public class PageCacheWriteRoutingTests
     }
 
     [Fact]
-    public async Task Large_writes_to_a_write_through_file_on_io_uring_go_through_the_ring()
+    public async Task Writes_to_a_write_through_file_on_io_uring_run_side_by_side_on_the_pool_and_match_System_IO()
     {
+        // WriteThrough is O_SYNC through the page cache: io_uring would hand each write to an io-wq
+        // worker, one at a time for the file, each waiting for the device; System.IO's pool threads
+        // wait side by side. Spindle does what System.IO does: the ring is not used.
         if (!EngineCases.ReportIoUring(IoEngine.IoUring))
         {
             return;
         }
         using var dir = new TempDirectory();
-        byte[] large = new byte[256 * 1024];
-        new Random(25).NextBytes(large);
+        byte[][] blocks = [.. Enumerable.Range(0, 8).Select(i =>
+        {
+            byte[] block = new byte[64 * 1024];
+            new Random(30 + i).NextBytes(block);
+            return block;
+        })];
 
-        // WriteThrough is O_SYNC: the write waits for the device, which is what the ring is for.
-        using (SafeFileHandle handle = File.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough))
+        using (SafeFileHandle expected = File.OpenHandle(dir.File("system-io"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough | FileOptions.Asynchronous))
+        {
+            await Task.WhenAll(blocks.Select((block, i) => System.IO.RandomAccess.WriteAsync(expected, block, (long)i * block.Length).AsTask()));
+        }
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("spindle"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough | FileOptions.Asynchronous))
         {
             MetricsSnapshot before = SpindleMetrics.Snapshot();
-            await SpindleRandomAccess.WriteAsync(handle, large, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-            Assert.True(SpindleMetrics.Snapshot().Submissions > before.Submissions, "an O_SYNC write skipped the ring");
+            await Task.WhenAll(blocks.Select((block, i) => SpindleRandomAccess.WriteAsync(handle, block, (long)i * block.Length, IoEngine.IoUring).AsTask())).WaitAsync(Timeout);
+            ReadOnlyMemory<byte>[] gather = [blocks[0].AsMemory(0, 1000), blocks[1].AsMemory(0, 3000)];
+            await SpindleRandomAccess.WriteAsync(handle, gather, 8L * 64 * 1024, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            Assert.Equal(before.Submissions, SpindleMetrics.Snapshot().Submissions);
+        }
+        using (SafeFileHandle expected = File.OpenHandle(dir.File("system-io"), FileMode.Open, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough))
+        {
+            System.IO.RandomAccess.Write(expected, [blocks[0].AsMemory(0, 1000), blocks[1].AsMemory(0, 3000)], 8L * 64 * 1024);
         }
 
-        Assert.Equal(large, File.ReadAllBytes(dir.File("f")));
+        Assert.Equal(File.ReadAllBytes(dir.File("system-io")), File.ReadAllBytes(dir.File("spindle")));
     }
+
+    [Fact]
+    public async Task Direct_writes_on_io_uring_go_through_the_ring()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return;
+        }
+        using var dir = DirectIOTests.DiskDirectory();
+        using System.Buffers.IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(256 * 1024);
+        Memory<byte> data = owner.Memory[..(256 * 1024)];
+        new Random(25).NextBytes(data.Span);
+
+        // O_DIRECT: the write waits for the device without a copy, which is what the ring is for.
+        using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
+        {
+            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            await SpindleRandomAccess.WriteAsync(handle, data, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            Assert.True(SpindleMetrics.Snapshot().Submissions > before.Submissions, "an O_DIRECT write skipped the ring");
+        }
+
+        Assert.Equal(data.ToArray(), File.ReadAllBytes(dir.File("f")));
+    }
+
     [Theory]
     [MemberData(nameof(EngineCases.Async), MemberType = typeof(EngineCases))]
     public async Task Small_gather_writes_to_a_local_file_are_done_inline_and_match_System_IO(IoEngine engine)

@@ -18,6 +18,12 @@ internal sealed class HandleFacts
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts>.CreateValueCallback s_probe = Probe;
 
+    /// <summary>
+    /// A regular file without O_DIRECT: its writes go through the page cache, which io_uring cannot do
+    /// without blocking on most file systems (ext4), so it hands them to its workers, one at a time per file.
+    /// </summary>
+    public bool BufferedFile;
+
     /// <summary>A regular file without O_DIRECT whose file system accepts RWF_NOWAIT reads (as far as known).</summary>
     public volatile bool NonBlockingReads;
 
@@ -94,6 +100,7 @@ internal sealed class HandleFacts
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;
+            facts.BufferedFile = cached;
             // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
             if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
             {

@@ -26,15 +26,6 @@ internal static class WriteFastPath
     internal static bool Applies(SafeFileHandle handle, int length, long fileOffset)
         => Enabled && fileOffset >= 0 && length <= MaxInlineBytes && HandleFacts.Of(handle).CachedWrites;
 
-    /// <summary>
-    /// Whether a write of any size to this handle is only a copy into the page cache (a regular file
-    /// without O_DIRECT or O_SYNC on a local file system). io_uring cannot do such a write without
-    /// blocking on ext4 and hands it to an io-wq worker: two more thread hops than a thread-pool
-    /// thread doing the same <c>pwrite</c>, so the io_uring engine sends these writes there.
-    /// </summary>
-    internal static bool IsPageCacheCopy(SafeFileHandle handle, long fileOffset)
-        => Enabled && fileOffset >= 0 && HandleFacts.Of(handle).CachedWrites;
-
     /// <summary>The write, done now; errors come back in the task as from the engine.</summary>
     internal static ValueTask Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine engine)
     {

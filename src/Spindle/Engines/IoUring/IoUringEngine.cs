@@ -155,9 +155,8 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
         }
-        if (useFastPath && WriteFastPath.IsPageCacheCopy(handle, fileOffset))
+        if (useFastPath && IsBufferedFileWrite(handle, fileOffset))
         {
-            // A larger buffered write would reach an io-wq worker anyway; one pool thread is cheaper.
             return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
         if (buffer.IsEmpty)
@@ -228,9 +227,8 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
         }
-        if (useFastPath && WriteFastPath.IsPageCacheCopy(handle, fileOffset))
+        if (useFastPath && IsBufferedFileWrite(handle, fileOffset))
         {
-            // As in WriteAsync: io_uring would hand this write to an io-wq worker.
             return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
         IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
@@ -269,6 +267,15 @@ internal sealed class IoUringEngine : FileIoEngine
         Start(operation, cancellationToken);
         return new ValueTask(operation, version);
     }
+
+    /// <summary>
+    /// A write through the page cache of a regular file (no O_DIRECT), done on a pool thread as System.IO
+    /// does it: io_uring cannot start such a write without blocking on ext4, so it hands it to an io-wq
+    /// worker — one at a time per file (io-wq serialises a file's writes), and for an O_SYNC file each one
+    /// waits for the device in turn, where System.IO's pool threads wait side by side.
+    /// </summary>
+    private static bool IsBufferedFileWrite(SafeFileHandle handle, long fileOffset)
+        => fileOffset >= 0 && HandleFacts.Of(handle).BufferedFile;
 
     private void Start(IoUringOperation operation, CancellationToken cancellationToken)
     {

@@ -66,10 +66,12 @@ internal sealed unsafe class RingThread
     private const long InRing = 2;
     private readonly bool _submitEach = !(AppContext.TryGetSwitch(SubmitEachSwitch, out bool each) && !each);
 
-    // Up to this many SQEs in flight, a continuation's SQE is submitted at once (one enter each, as fio:
-    // batching them measured 15–20 % slower at 32 in flight on a virtio disk); deeper, the device is
-    // busy anyway and one enter per SQE costs more than it saves, so they go with the next enter.
-    private const int SubmitEachUpTo = 32;
+    // Up to this many SQEs in flight, a continuation's SQE is submitted at once (one enter each, as fio
+    // does: the device is idle part of the time, and waiting for the rest of the batch costs latency);
+    // deeper, the SQEs go together with the leader's next enter. Measured on a virtio disk with
+    // `spindle bench` (Sweep rows, % of fio's IOPS): submitting each up to 32 in flight gave 72–80 %
+    // at 16 and 32; with this limit 99–112 %, and 87–99 % at 8.
+    private const int SubmitEachUpTo = 8;
 
     /// <summary>The AppContext switch that, set to false, batches the SQEs continuations start into the leader's next enter.</summary>
     internal const string SubmitEachSwitch = "Spindle.IoUringSubmitEach";

@@ -81,6 +81,9 @@ internal sealed unsafe class RingThread
     private readonly SemaphoreSlim _watchdogWake = new(0);
     private int _watchdogParked;                        // 1 while the watchdog sleeps (no continuations lately)
     private volatile bool _watchdogRetired;             // the ring did not start: the watchdog ends
+    // About 100 ms without a continuation parks the watchdog (it ticks every millisecond while
+    // continuations run); the next continuation wakes it with one semaphore release.
+    private const int QuietTicksBeforeParking = 100;
 
 
     private Ring _ring = null!;
@@ -358,11 +361,11 @@ internal sealed unsafe class RingThread
             }
             quiet = now == last ? quiet + 1 : 0;
             last = now;
-            if (quiet < 1000)
+            if (quiet < QuietTicksBeforeParking)
             {
                 continue;
             }
-            // A second without continuations: sleep until the leader runs one.
+            // No continuation for a while: sleep until the leader runs one.
             Volatile.Write(ref _watchdogParked, 1);
             Interlocked.MemoryBarrier();
             if (Volatile.Read(ref _continuation) != now && Interlocked.Exchange(ref _watchdogParked, 0) != 0)

@@ -31,13 +31,7 @@ public class InlineCompletionTests
     {
         ValueTask<int> pending = engine.ReadAsync(fifo.Reader, new byte[1], 0, useFastPath: false, CancellationToken.None);
         Assert.False(pending.IsCompleted);
-        // ConfigureAwait(false): not posted to the test framework's synchronization context.
-        ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter awaiter = pending.ConfigureAwait(false).GetAwaiter();
-        awaiter.UnsafeOnCompleted(() =>
-        {
-            awaiter.GetResult();
-            continuation();
-        });
+        Continue(pending, continuation);
         SpindleRandomAccess.Write(fifo.Writer, new byte[] { 1 }, 0);
     }
 
@@ -157,6 +151,8 @@ public class InlineCompletionTests
         Assert.Equal(new[] { true, true }, ran);
     }
 
+    // Runs the continuation on the thread that completes the read. ConfigureAwait(false): not posted
+    // to the test framework's synchronization context.
     private static void Continue(ValueTask<int> pending, Action continuation)
     {
         ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter awaiter = pending.ConfigureAwait(false).GetAwaiter();

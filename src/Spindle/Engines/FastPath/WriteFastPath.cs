@@ -26,6 +26,10 @@ internal static class WriteFastPath
     internal static bool Applies(SafeFileHandle handle, int length, long fileOffset)
         => Enabled && fileOffset >= 0 && length <= MaxInlineBytes && HandleFacts.Of(handle).CachedWrites;
 
+    /// <summary>As <see cref="Applies(SafeFileHandle, int, long)"/>, for a caller that has the handle's facts already.</summary>
+    internal static bool Applies(HandleFacts facts, int length, long fileOffset)
+        => Enabled && fileOffset >= 0 && length <= MaxInlineBytes && facts.CachedWrites;
+
     /// <summary>The write, done now; errors come back in the task as from the engine.</summary>
     internal static ValueTask Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine engine)
     {
@@ -53,11 +57,14 @@ internal static class WriteFastPath
 
     /// <summary>Whether this gather write should be done inline (small total, cached local file).</summary>
     internal static bool Applies(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+        => Enabled && fileOffset >= 0 && FitsInline(buffers) && HandleFacts.Of(handle).CachedWrites;
+
+    /// <summary>As <see cref="Applies(SafeFileHandle, IReadOnlyList{ReadOnlyMemory{byte}}, long)"/>, for a caller that has the handle's facts already.</summary>
+    internal static bool Applies(HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+        => Enabled && fileOffset >= 0 && FitsInline(buffers) && facts.CachedWrites;
+
+    private static bool FitsInline(IReadOnlyList<ReadOnlyMemory<byte>> buffers)
     {
-        if (!Enabled || fileOffset < 0)
-        {
-            return false;
-        }
         long total = 0;
         for (int i = 0; i < buffers.Count; i++)
         {
@@ -67,7 +74,7 @@ internal static class WriteFastPath
                 return false;
             }
         }
-        return HandleFacts.Of(handle).CachedWrites;
+        return true;
     }
 
     /// <summary>The gather write, done now; errors come back in the task as from the engine.</summary>

@@ -10,9 +10,9 @@ namespace Spindle.Engines.IoUring;
 /// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="IoUringOperation"/> and
 /// queue it; one ring thread (<see cref="RingThread"/>) turns everything queued into SQEs, submits
 /// them in one <c>io_uring_enter</c> and delivers the completions. Cached reads complete on the
-/// caller's thread through the page-cache fast path first; writes that are only a copy into the
-/// page cache are done inline (small) or on a pool thread (large), because io_uring would punt
-/// them to an io-wq worker (see <see cref="WriteFastPath"/>).
+/// caller's thread through the page-cache fast path first; small writes that are only a copy into
+/// the page cache are done inline (see <see cref="WriteFastPath"/>), and every other write through the
+/// page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
 /// </summary>
 internal sealed class IoUringEngine : FileIoEngine
 {
@@ -151,12 +151,17 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (useFastPath && WriteFastPath.Applies(handle, buffer.Length, fileOffset))
+        // The handle's facts are looked up once (both routes need a position).
+        HandleFacts? facts = useFastPath && fileOffset >= 0 ? HandleFacts.Of(handle) : null;
+        if (facts is not null && WriteFastPath.Applies(facts, buffer.Length, fileOffset))
         {
             return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
         }
-        if (useFastPath && IsBufferedFileWrite(handle, fileOffset))
+        if (facts is not null && facts.BufferedFile)
         {
+            // Through the page cache of a regular file: io_uring cannot start such a write without
+            // blocking on ext4 and hands it to an io-wq worker, one at a time per file (for an O_SYNC
+            // file each waits for the device in turn); System.IO's way, a pool thread, runs them side by side.
             return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
         if (buffer.IsEmpty)
@@ -164,7 +169,7 @@ internal sealed class IoUringEngine : FileIoEngine
             // System.IO makes no system call for an empty write either.
             return default;
         }
-        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
+        IoUringOperation operation = Rent((facts ?? HandleFacts.Of(handle)).MayBlockIndefinitely);
         try
         {
             operation.PrepareWrite(handle, buffer, fileOffset);
@@ -223,15 +228,17 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
+        HandleFacts? facts = useFastPath && fileOffset >= 0 ? HandleFacts.Of(handle) : null;
+        if (facts is not null && WriteFastPath.Applies(facts, buffers, fileOffset))
         {
             return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
         }
-        if (useFastPath && IsBufferedFileWrite(handle, fileOffset))
+        if (facts is not null && facts.BufferedFile)
         {
+            // As in WriteAsync: io-wq would run the file's writes one at a time.
             return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
-        IoUringOperation operation = Rent(HandleFacts.MayBlock(handle));
+        IoUringOperation operation = Rent((facts ?? HandleFacts.Of(handle)).MayBlockIndefinitely);
         try
         {
             operation.PrepareWriteVectors(handle, buffers, fileOffset);
@@ -267,15 +274,6 @@ internal sealed class IoUringEngine : FileIoEngine
         Start(operation, cancellationToken);
         return new ValueTask(operation, version);
     }
-
-    /// <summary>
-    /// A write through the page cache of a regular file (no O_DIRECT), done on a pool thread as System.IO
-    /// does it: io_uring cannot start such a write without blocking on ext4, so it hands it to an io-wq
-    /// worker — one at a time per file (io-wq serialises a file's writes), and for an O_SYNC file each one
-    /// waits for the device in turn, where System.IO's pool threads wait side by side.
-    /// </summary>
-    private static bool IsBufferedFileWrite(SafeFileHandle handle, long fileOffset)
-        => fileOffset >= 0 && HandleFacts.Of(handle).BufferedFile;
 
     private void Start(IoUringOperation operation, CancellationToken cancellationToken)
     {

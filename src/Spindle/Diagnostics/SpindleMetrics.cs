@@ -89,14 +89,20 @@ internal static class SpindleMetrics
         }
     }
 
+    /// <summary>
+    /// An io_uring_enter (the ring thread): only the plain total counts here; the meter observes it
+    /// when a listener asks, on the listener's thread, so no listener ever runs on the ring thread.
+    /// </summary>
     internal static void Submission()
     {
         if (Recording)
         {
             Count(s_submissionCount);
-            s_instruments?.Submission();
         }
     }
+
+    /// <summary>The io_uring_enter calls so far (what the meter's observable counter reports).</summary>
+    internal static long Submissions => s_submissionCount.Read();
 
     internal static void FastPathHit()
     {
@@ -161,7 +167,7 @@ internal sealed class SpindleInstruments
     private readonly Counter<long> _operations;
     private readonly Counter<long> _bytes;
     private readonly Histogram<double> _duration;
-    private readonly Counter<long> _submissions;
+    private readonly ObservableCounter<long> _submissions;
     private readonly Counter<long> _fastPathHits;
     private readonly Counter<long> _inlineWrites;
     private readonly Counter<long> _fallbacks;
@@ -178,7 +184,7 @@ internal sealed class SpindleInstruments
             "Duration of file operations: each synchronous read or write, and each asynchronous SpindleRandomAccess read or write from the call to its completion.",
             tags: null,
             advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = [0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] });
-        _submissions = _meter.CreateCounter<long>("spindle.io_uring.enters", "{call}", "io_uring_enter calls.");
+        _submissions = _meter.CreateObservableCounter("spindle.io_uring.enters", static () => SpindleMetrics.Submissions, "{call}", "io_uring_enter calls.");
         _fastPathHits = _meter.CreateCounter<long>("spindle.fastpath.hits", "{operation}", "Async reads completed synchronously from the page cache.");
         _inlineWrites = _meter.CreateCounter<long>("spindle.fastpath.inline_writes", "{operation}", "Small async writes to cached local files done on the caller's thread.");
         _fallbacks = _meter.CreateCounter<long>("spindle.engine.fallbacks", "{event}", "Times an engine was unavailable and another was used.");
@@ -223,8 +229,6 @@ internal sealed class SpindleInstruments
             // As in Operation.
         }
     }
-
-    internal void Submission() => Add(_submissions);
 
     internal void FastPathHit() => Add(_fastPathHits);
 

@@ -51,10 +51,9 @@ internal sealed class IoUringEngine : FileIoEngine
     internal const string DisableSwitch = "Spindle.DisableIoUring";
 
     /// <summary>A second engine with a ring and threads of its own (tests that use the ring thread's seams), or null.</summary>
-    /// <param name="inline">Whether its ring thread runs continuations itself; null: as the process-wide switch says.</param>
-    internal static IoUringEngine? CreatePrivate(bool? inline = null)
+    internal static IoUringEngine? CreatePrivate()
     {
-        var engine = new IoUringEngine(new RingThread(inline));
+        var engine = new IoUringEngine(new RingThread());
         return engine.Thread.Start(engine, out _) ? engine : null;
     }
 

@@ -38,9 +38,10 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
 
     private readonly IoUringEngine _engine;
-    private ManualResetValueTaskSourceCore<long> _core;     // completed by the ring's leader thread after its pass, or on RingThread.Completions
+    private ManualResetValueTaskSourceCore<long> _core;     // completed on a pool thread (RingThread.Continuations)
     private long _result;                                    // what the operation returns, set by the ring thread before delivery
     private Exception? _error;                               // or how it failed
+    private bool _succeeded;                                 // recorded in the metrics where the continuation runs, not on the ring thread
     private OperationKind _kind;
     private SafeFileHandle? _handle;                         // referenced (DangerousAddRef) while prepared
     private int _fd;
@@ -67,7 +68,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     {
         _engine = engine;
         Id = id;
-        // Continuations run inline on the thread that completes the operation (RingThread.Deliver).
+        // Continuations run inline on the pool thread that delivers the completion (RingThread.Deliver).
         _core.RunContinuationsAsynchronously = false;
     }
 
@@ -411,7 +412,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
 
     private void Succeed()
     {
-        SpindleMetrics.Operation(IoEngine.IoUring, _kind is OperationKind.Read or OperationKind.ReadVectors ? IoDirection.Read : IoDirection.Write, _transferred);
+        _succeeded = true;
         Complete(_prefix + _transferred, null);
     }
 
@@ -429,11 +430,21 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         _engine.Thread.Deliver(this);
     }
 
-    /// <summary>Runs on a completion thread (when the ring thread does not complete it itself): completes the task.</summary>
-    void IThreadPoolWorkItem.Execute() => CompleteTask();
+    /// <summary>
+    /// Runs on a pool thread (or a rescue thread when the pool is starved): records the operation in the
+    /// metrics, whose listeners may run any code, then completes the task, running its continuation here.
+    /// </summary>
+    void IThreadPoolWorkItem.Execute()
+    {
+        if (_succeeded)
+        {
+            _succeeded = false;
+            SpindleMetrics.Operation(IoEngine.IoUring, _kind is OperationKind.Read or OperationKind.ReadVectors ? IoDirection.Read : IoDirection.Write, _transferred);
+        }
+        CompleteTask();
+    }
 
-    /// <summary>Completes the task, running its continuation inline (on a dispatcher pool thread).</summary>
-    internal void CompleteTask()
+    private void CompleteTask()
     {
         Exception? error = _error;
         _error = null;

@@ -6,22 +6,18 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The one thread that owns the ring (the leader). It drains the queue of operations callers prepared
-/// into SQEs, submits them all with one <c>io_uring_enter</c> that also waits for completions, and
-/// completes the operations whose CQEs arrive. By default the leader runs their continuations itself
-/// (no hop to another thread): a continuation that starts the next operation puts it on the ring and
-/// submits it at once, and the next <c>io_uring_enter</c> waits, as fio does. Should a continuation
-/// block or run long (1–2 ms), a watchdog takes the ring, gives the rest of that leader's batch to
-/// <see cref="Completions"/> and hands the ring to a follower thread (or a new one); the old leader,
-/// once its continuation returns, parks as a follower: user code can delay the ring and the other
-/// completions by a millisecond, never stop them. With <see cref="InlineSwitch"/> set to false every
-/// continuation runs on <see cref="Completions"/> instead. Callers never make a system call unless the thread sleeps, and then
-/// one eventfd write wakes it (a standing read on the eventfd completes). At most as many SQEs are
-/// in flight as the CQ ring has entries, so the CQ ring cannot overflow; further operations wait in
-/// the queue. Operations that may wait for ever (pipes, sockets, character devices) have a lane and a
-/// budget of their own (<see cref="PendingLane"/>; half the CQ ring) and the others never wait behind
-/// them; a queued operation whose token is cancelled completes at once. The thread is a background
-/// thread: process exit does not wait for it.
+/// The one thread that owns the ring. It drains the queues of operations callers prepared into SQEs,
+/// submits them all with one <c>io_uring_enter</c> that also waits for completions, and completes the
+/// operations whose CQEs arrive by handing them to <see cref="Continuations"/>: their continuations run
+/// on the thread pool, never here. So no user code and no metrics listener can delay the ring, and the
+/// kernel's task work for what this thread submitted always runs (it never sleeps in user code).
+/// Callers never make a system call unless the thread sleeps, and then one eventfd write wakes it (a
+/// standing read on the eventfd completes). At most as many SQEs are in flight as the CQ ring has
+/// entries, so the CQ ring cannot overflow; further operations wait in the queue. Operations that may
+/// wait for ever (pipes, sockets, character devices) have a lane and a budget of their own
+/// (<see cref="PendingLane"/>; half the CQ ring) and the others never wait behind them; a queued
+/// operation whose token is cancelled completes at once. The thread is a background thread: process
+/// exit does not wait for it.
 /// </summary>
 internal sealed unsafe class RingThread
 {
@@ -40,51 +36,8 @@ internal sealed unsafe class RingThread
     /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
     internal uint SetupFlags => _ring.SetupFlags;
 
-    /// <summary>
-    /// Runs the continuations the leader does not run itself (inline completions switched off, or the
-    /// rest of a batch after a hand-over), on Spindle's own threads rather than the thread pool: a
-    /// completion must arrive even when every pool thread is blocked waiting for one.
-    /// </summary>
-    internal WorkerThreads Completions { get; } = WorkerThreads.CreateCompletionPort("Spindle io_uring completions");
-
-    /// <summary>The AppContext switch that, set to false, runs every continuation on <see cref="Completions"/> (else the leader runs them itself).</summary>
-    internal const string InlineSwitch = "Spindle.IoUringInlineCompletions";
-
-    private readonly bool _inline;
-
-    /// <param name="inline">Whether the leader runs continuations itself; null: the <see cref="InlineSwitch"/> switch decides.</param>
-    internal RingThread(bool? inline = null)
-        => _inline = inline ?? !(AppContext.TryGetSwitch(InlineSwitch, out bool on) && !on);
-    private CompletionBatch _completed = null!;         // the current leader's batch of completed operations
-    private long _sequence;                             // continuations the leaders ran (leader only)
-    // (sequence << 2) | Running while the leader runs a continuation, | InRing while that continuation
-    // submits straight to the ring; TakenOver once the watchdog handed the ring over.
-    private long _continuation;
-    private long _running;                              // the leader's current value of _continuation (leader only)
-    private int _leaderThreadId;                        // managed id of the leader thread
-    private const long Running = 1;
-    private const long InRing = 2;
-    private readonly bool _submitEach = !(AppContext.TryGetSwitch(SubmitEachSwitch, out bool each) && !each);
-
-    // Up to this many SQEs in flight, a continuation's SQE is submitted at once (one enter each, as fio
-    // does: the device is idle part of the time, and waiting for the rest of the batch costs latency);
-    // deeper, the SQEs go together with the leader's next enter. Measured on a virtio disk with
-    // `spindle bench` (Sweep rows, % of fio's IOPS): submitting each up to 32 in flight gave 72–80 %
-    // at 16 and 32; with this limit 99–112 %, and 87–99 % at 8.
-    private const int SubmitEachUpTo = 8;
-
-    /// <summary>The AppContext switch that, set to false, batches the SQEs continuations start into the leader's next enter.</summary>
-    internal const string SubmitEachSwitch = "Spindle.IoUringSubmitEach";
-    private const long TakenOver = -2; // even: "no continuation running"
-    private readonly SemaphoreSlim _followerWake = new(0);
-    private int _parkedFollowers;                       // old leaders waiting to lead again
-    private readonly SemaphoreSlim _watchdogWake = new(0);
-    private int _watchdogParked;                        // 1 while the watchdog sleeps (no continuations lately)
-    private volatile bool _watchdogRetired;             // the ring did not start: the watchdog ends
-    // About 100 ms without a continuation parks the watchdog (it ticks every millisecond while
-    // continuations run); the next continuation wakes it with one semaphore release.
-    private const int QuietTicksBeforeParking = 100;
-
+    /// <summary>Where completed operations' continuations run (the thread pool; rescue threads when it is starved).</summary>
+    internal ContinuationDispatcher Continuations { get; } = new("Spindle io_uring completions");
 
     private Ring _ring = null!;
     private int _wakeFd = -1;            // eventfd that callers write to wake the thread
@@ -120,13 +73,6 @@ internal sealed unsafe class RingThread
         int error = 0;
         bool ready = false;
         using var started = new ManualResetEventSlim();
-        if (_inline)
-        {
-            // Before the ring: a process out of descriptors may get no thread (OutOfMemoryException, for
-            // the caller to retry later), and no ring may run without its watchdog.
-            var watchdog = new Thread(WatchContinuations) { IsBackground = true, Name = "Spindle io_uring watchdog" };
-            watchdog.UnsafeStart();
-        }
         var thread = new Thread(() =>
         {
             // The eventfd first: when the ring then fails, closing it is all there is to undo.
@@ -136,7 +82,7 @@ internal sealed unsafe class RingThread
             {
                 error = Errno.Last;
             }
-            else if ((ring = Ring.TryCreate(Entries, shared: _inline, out error)) is null)
+            else if ((ring = Ring.TryCreate(Entries, shared: false, out error)) is null)
             {
                 Libc.Close(wakeFd);
             }
@@ -153,69 +99,24 @@ internal sealed unsafe class RingThread
             started.Set();
             if (ready)
             {
-                Lead();
+                Run();
             }
         })
         {
             IsBackground = true,
             Name = "Spindle io_uring",
         };
-        try
-        {
-            thread.UnsafeStart();
-            started.Wait();
-        }
-        finally
-        {
-            if (!ready)
-            {
-                RetireWatchdog();
-            }
-        }
+        thread.UnsafeStart();
+        started.Wait();
         errno = error;
         return ready;
     }
 
-    /// <summary>
-    /// Starts a prepared operation (any thread). A continuation the leader runs puts it on the ring and
-    /// submits it at once (one SQE per enter, as fio does: batching what the continuations of one
-    /// pass start into the next enter measured slower on a virtio disk); everyone else queues it.
-    /// </summary>
+    /// <summary>Starts a prepared operation (any thread): queues it and wakes the ring thread if it sleeps.</summary>
     internal void Submit(IoUringOperation operation)
     {
-        PendingLane lane = LaneOf(operation);
-        if (Volatile.Read(ref _running) != 0 && _submitEach && TrySubmitFromLeader(operation, lane))
-        {
-            return;
-        }
-        lane.Enqueue(operation);
+        LaneOf(operation).Enqueue(operation);
         WakeIfSleeping();
-    }
-
-    private bool TrySubmitFromLeader(IoUringOperation operation, PendingLane lane)
-    {
-        // Read in this order: a leader publishes its thread id before its first _running.
-        long running = Volatile.Read(ref _running);
-        if (Environment.CurrentManagedThreadId != Volatile.Read(ref _leaderThreadId) || HoldPending || !lane.HasRoom || !lane.IsEmpty)
-        {
-            return false;
-        }
-        // Hold the ring: the watchdog never takes it from a leader inside it.
-        if (Interlocked.CompareExchange(ref _continuation, running | InRing, running) != running)
-        {
-            return false; // handed over already: queue it for the new leader
-        }
-        bool placed = TryPlace(operation);
-        if (placed && _inFlight <= SubmitEachUpTo && !_completed.RunningLast)
-        {
-            SpindleMetrics.Submission();
-            _ring.Enter(0, wait: false);
-        }
-        // Otherwise the SQE goes with the leader's next enter: right after the batch's last
-        // continuation that enter submits and waits in one system call (fio's shape at depth 1);
-        // deeper than SubmitEachUpTo the device is busy anyway and one enter per SQE costs more.
-        Volatile.Write(ref _continuation, running);
-        return placed;
     }
 
     /// <summary>Queues a cancellation (any thread, from the token's callback).</summary>
@@ -236,169 +137,18 @@ internal sealed unsafe class RingThread
         }
     }
 
-    /// <summary>A leader's life: run the ring until handed over, then wait as a follower to lead again.</summary>
-    private void Lead()
-    {
-        var batch = new CompletionBatch();
-        while (true)
-        {
-            Run(batch);
-            Interlocked.Increment(ref _parkedFollowers);
-            _followerWake.Wait();
-        }
-    }
+    /// <summary>Completes an operation (ring thread): its continuation runs on the thread pool.</summary>
+    internal void Deliver(IoUringOperation operation) => Continuations.Post(operation);
 
-    /// <summary>
-    /// Hands the ring to a parked follower or a new thread (watchdog, after taking it from the leader);
-    /// false when there is neither (no thread could be created).
-    /// </summary>
-    private bool Promote()
+    /// <summary>The ring thread's loop: place what waits, submit and wait in one enter, reap.</summary>
+    private void Run()
     {
-        int parked;
-        while ((parked = Volatile.Read(ref _parkedFollowers)) > 0)
-        {
-            if (Interlocked.CompareExchange(ref _parkedFollowers, parked - 1, parked) == parked)
-            {
-                _followerWake.Release();
-                return true;
-            }
-        }
-        try
-        {
-            var thread = new Thread(Lead) { IsBackground = true, Name = "Spindle io_uring" };
-            thread.UnsafeStart();
-            return true;
-        }
-        catch (OutOfMemoryException)
-        {
-            return false;
-        }
-    }
-
-    /// <summary>Ends the watchdog of a ring that did not start.</summary>
-    private void RetireWatchdog()
-    {
-        _watchdogRetired = true;
-        _watchdogWake.Release();
-    }
-
-    /// <summary>Completes an operation (ring thread): its continuation runs after this pass over the ring.</summary>
-    internal void Deliver(IoUringOperation operation)
-    {
-        if (_inline)
-        {
-            _completed.Add(operation);
-        }
-        else
-        {
-            Completions.Queue(operation);
-        }
-    }
-
-    /// <summary>
-    /// Runs the batch's continuations on this thread. Returns false when the watchdog took the ring
-    /// meanwhile: it gave the rest of the batch to the completion threads, and this thread must touch
-    /// neither the ring nor the batch.
-    /// </summary>
-    private bool RunCompletions(CompletionBatch batch)
-    {
-        while (batch.TryClaim(out IoUringOperation operation))
-        {
-            long running = (++_sequence << 2) | Running;
-            Volatile.Write(ref _running, running);
-            // A full fence: pairs with the watchdog's before it parks (it sees us, or we see it parked).
-            Interlocked.Exchange(ref _continuation, running);
-            if (Volatile.Read(ref _watchdogParked) != 0 && Interlocked.Exchange(ref _watchdogParked, 0) != 0)
-            {
-                _watchdogWake.Release();
-            }
-            try
-            {
-                operation.CompleteTask();
-            }
-            catch (Exception e)
-            {
-                Console.Error.WriteLine($"Spindle io_uring continuation: {e}");
-            }
-            Volatile.Write(ref _running, 0);
-            if (Interlocked.CompareExchange(ref _continuation, running & ~Running, running) != running)
-            {
-                return false;
-            }
-        }
-        batch.Reset();
-        return true;
-    }
-
-    /// <summary>
-    /// Samples the leader about every millisecond while continuations run: one seen running at two
-    /// samples in a row has had the ring for 1–2 ms, so the ring goes to another thread.
-    /// </summary>
-    private void WatchContinuations()
-    {
-        long last = 0;
-        int quiet = 0;
-        while (!_watchdogRetired)
-        {
-            System.Threading.Thread.Sleep(1);
-            long now = Volatile.Read(ref _continuation);
-            // Never while the leader is inside the ring (InRing): it leaves again at once.
-            if ((now & (Running | InRing)) == Running && now == last)
-            {
-                if (Interlocked.CompareExchange(ref _continuation, TakenOver, now) == now)
-                {
-                    // The completions reaped beside the blocked one must not wait for it.
-                    _completed.CloseAndTakeRest(Completions);
-                    while (!Promote())
-                    {
-                        // No thread to be had (out of descriptors or memory): the old leader parks as a
-                        // follower once its continuation returns, or a thread can be made later.
-                        System.Threading.Thread.Sleep(1);
-                    }
-                }
-                last = TakenOver;
-                continue;
-            }
-            quiet = now == last ? quiet + 1 : 0;
-            last = now;
-            if (quiet < QuietTicksBeforeParking)
-            {
-                continue;
-            }
-            // No continuation for a while: sleep until the leader runs one.
-            Volatile.Write(ref _watchdogParked, 1);
-            Interlocked.MemoryBarrier();
-            if (Volatile.Read(ref _continuation) != now && Interlocked.Exchange(ref _watchdogParked, 0) != 0)
-            {
-                quiet = 0;
-                continue;
-            }
-            _watchdogWake.Wait();
-            quiet = 0;
-            last = 0;
-        }
-    }
-
-    /// <summary>The leader's loop; returns when the watchdog handed the ring to another thread.</summary>
-    private void Run(CompletionBatch batch)
-    {
-        batch.Reset(); // after a hand-over the watchdog took what was left in it
-        _completed = batch;
-        Volatile.Write(ref _leaderThreadId, Environment.CurrentManagedThreadId);
         while (true)
         {
             try
             {
                 Reap();
                 Fill();
-                if (!batch.IsEmpty)
-                {
-                    if (!RunCompletions(batch))
-                    {
-                        return;
-                    }
-                    continue; // the continuations may have queued operations: place them first
-                }
                 bool wait = false;
                 if (!_ring.HasCompletion && (_retries.Count == 0 || !HasRoomFor(_retries.Peek().Operation)))
                 {

@@ -28,15 +28,17 @@ internal sealed class OperationPool<T> where T : class
         }
     }
 
-    /// <summary>Keeps the object for reuse; beyond the capacity it is left to the GC.</summary>
-    internal void Return(T item)
+    /// <summary>Keeps the object for reuse; false when the pool is full and the caller must let it go.</summary>
+    internal bool Return(T item)
     {
         lock (_lock)
         {
             if (_count < _items.Length)
             {
                 _items[_count++] = item;
+                return true;
             }
+            return false;
         }
     }
 }

@@ -42,6 +42,9 @@ internal sealed class HandleFacts
     /// </summary>
     public bool MayBlockIndefinitely;
 
+    /// <summary>Opened with O_NONBLOCK: a read or write that would wait fails with EAGAIN at once instead.</summary>
+    public bool NonBlocking;
+
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
@@ -96,6 +99,7 @@ internal sealed class HandleFacts
                 facts.SystemCalls++;
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
+            facts.NonBlocking = flags >= 0 && (flags & OpenFlags.O_NONBLOCK) != 0;
             facts.MayBlockIndefinitely = type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;

@@ -26,8 +26,9 @@ internal sealed class IoUringEngine : FileIoEngine
 
     private readonly OperationPool<IoUringOperation> _pool = new(4096);
     private readonly Lock _tableLock = new();
-    private IoUringOperation[] _operations = new IoUringOperation[64]; // slot id → operation, replaced when it grows
-    private int _operationCount;                                        // slots in use
+    private IoUringOperation?[] _operations = new IoUringOperation?[64]; // slot id → operation, replaced when it grows
+    private int _operationCount;                                          // slots ever handed out (the table's high-water mark)
+    private readonly Stack<int> _freeSlots = new();                       // slots of operations the full pool let go, reused first
 
     private IoUringEngine(RingThread thread) => Thread = thread;
 
@@ -283,19 +284,49 @@ internal sealed class IoUringEngine : FileIoEngine
     /// <summary>The operation in a slot (ring thread, for a CQE's user data).</summary>
     internal IoUringOperation? Lookup(int id)
     {
-        IoUringOperation[] table = Volatile.Read(ref _operations);
+        IoUringOperation?[] table = Volatile.Read(ref _operations);
         return (uint)id < (uint)table.Length ? table[id] : null;
     }
 
     internal void RequestCancel(IoUringOperation operation, uint generation) => Thread.RequestCancel(operation, generation);
 
-    internal void Return(IoUringOperation operation) => _pool.Return(operation);
+    /// <summary>Pools a finished operation, or retires it when the pool is full so that its slot and memory are freed.</summary>
+    internal void Return(IoUringOperation operation)
+    {
+        if (!_pool.Return(operation))
+        {
+            Retire(operation);
+        }
+    }
+
+    /// <summary>Slots whose operation is alive (pooled or in use); what a burst beyond the pool leaves behind is freed.</summary>
+    internal int LiveOperationSlots
+    {
+        get
+        {
+            lock (_tableLock)
+            {
+                return _operationCount - _freeSlots.Count;
+            }
+        }
+    }
 
     /// <summary>An operation that never reached the ring: let go of what it holds and pool it.</summary>
     private void Abandon(IoUringOperation operation)
     {
         operation.ReleaseResources();
-        _pool.Return(operation);
+        Return(operation);
+    }
+
+    // Only operations the kernel is done with come here, so no CQE can name the slot until it is reused.
+    private void Retire(IoUringOperation operation)
+    {
+        operation.FreeNativeMemory();
+        lock (_tableLock)
+        {
+            _operations[operation.Id] = null;
+            _freeSlots.Push(operation.Id);
+        }
     }
 
     private IoUringOperation Rent(bool mayBlock)
@@ -309,8 +340,8 @@ internal sealed class IoUringEngine : FileIoEngine
     {
         lock (_tableLock)
         {
-            int id = _operationCount++;
-            IoUringOperation[] table = _operations;
+            int id = _freeSlots.Count > 0 ? _freeSlots.Pop() : _operationCount++;
+            IoUringOperation?[] table = _operations;
             if (id == table.Length)
             {
                 Array.Resize(ref table, table.Length * 2);

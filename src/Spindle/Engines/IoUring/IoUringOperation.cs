@@ -81,7 +81,14 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     /// <summary>Where the operation is; written by the caller before queueing, then by the ring thread only.</summary>
     internal OperationState State { get; set; }
 
-    internal bool CancelRequested => _cancelRequested;
+    /// <summary>
+    /// Whether the operation should stop for its token. A write that has already handed bytes to the kernel
+    /// goes on to the end, as System.IO's blocking write does: reporting a cancellation then would hide bytes a
+    /// reader already has, and a caller that retries would send them twice.
+    /// </summary>
+    internal bool CancelRequested => _cancelRequested && !HasWrittenBytes;
+
+    private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors && _transferred > 0;
 
     /// <summary>
     /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
@@ -340,7 +347,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
     {
         // EAGAIN is not retried: it only reaches us for O_NONBLOCK descriptors, where the synchronous
         // path reports it too (retrying would spin the ring thread until data arrives).
-        if (errno == Errno.EINTR || errno == Errno.ECANCELED && !_cancelRequested)
+        if (errno == Errno.EINTR || errno == Errno.ECANCELED && !CancelRequested)
         {
             return ContinueUnlessCancelled();
         }
@@ -367,7 +374,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
 
     private bool ContinueUnlessCancelled()
     {
-        if (_cancelRequested)
+        if (CancelRequested)
         {
             Cancel();
             return false;
@@ -473,6 +480,17 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         SafeFileHandle? handle = _handle;
         _handle = null;
         handle?.DangerousRelease();
+    }
+
+    /// <summary>Frees the native iovec arrays of an operation the engine retires (never one in use).</summary>
+    internal void FreeNativeMemory()
+    {
+        NativeMemory.Free(_vectors);
+        _vectors = null;
+        _vectorCapacity = 0;
+        NativeMemory.Free(_cutVectors);
+        _cutVectors = null;
+        _cutCapacity = 0;
     }
 
     public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);

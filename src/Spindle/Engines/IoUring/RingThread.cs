@@ -255,9 +255,9 @@ internal sealed unsafe class RingThread
         while (TakeCancel(out var cancel))
         {
             IoUringOperation target = cancel.Operation;
-            if (target.Generation != cancel.Generation)
+            if (target.Generation != cancel.Generation || !target.CancelRequested)
             {
-                continue; // completed (and perhaps reused) already
+                continue; // completed (and perhaps reused) already, or a write past its first byte that must finish
             }
             if (target.State == IoUringOperation.OperationState.Queued)
             {

@@ -9,8 +9,9 @@ namespace Spindle.Engines.ThreadPool;
 /// moves to its high-priority queue if that caller then blocks waiting for the result, so
 /// sync-over-async does not starve). Cached reads complete on the caller's thread through the
 /// page-cache fast path first. Operations on pipes, sockets and character devices, which may wait for
-/// ever, run on threads of their own (<see cref="WorkerThreads.Blocking"/>) and never hold a pool
-/// thread that another operation needs.
+/// ever, first wait for their descriptor in <see cref="ReadinessWaiter"/> (one thread for all, cancellable),
+/// then run on threads of their own (<see cref="WorkerThreads.Blocking"/>), never holding a pool thread
+/// that another operation needs.
 /// </summary>
 internal sealed class ThreadPoolEngine : FileIoEngine
 {
@@ -81,9 +82,18 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     private static ThreadPoolOperation Queue(ThreadPoolOperation operation, SafeFileHandle handle)
     {
-        if (HandleFacts.MayBlock(handle))
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (facts.MayBlockIndefinitely)
         {
-            WorkerThreads.Blocking.Queue(operation);
+            // An idle pipe or socket waits in poll(2), not on a thread of its own; O_NONBLOCK ones fail at once instead.
+            if (!facts.NonBlocking && operation.WaitsForReadiness(out bool write))
+            {
+                ReadinessWaiter.Instance.Wait(operation, handle, write, operation.CancellationToken);
+            }
+            else
+            {
+                WorkerThreads.Blocking.Queue(operation);
+            }
         }
         else
         {

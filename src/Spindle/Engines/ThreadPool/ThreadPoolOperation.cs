@@ -38,6 +38,40 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
 
     internal short Version => _core.Version;
 
+    /// <summary>The descriptor-and-direction key under which <see cref="ReadinessWaiter"/> released this operation, or -1.</summary>
+    internal long ReadinessKey { get; set; } = -1;
+
+    internal CancellationToken CancellationToken => _cancellationToken;
+
+    /// <summary>
+    /// Whether the operation would wait for its descriptor to become readable (or, with <paramref name="write"/>,
+    /// writable): transfers of at least one byte. Empty ones and flushes return at once, as System.IO's do.
+    /// </summary>
+    internal bool WaitsForReadiness(out bool write)
+    {
+        write = _kind is OperationKind.Write or OperationKind.WriteGather;
+        return _kind switch
+        {
+            OperationKind.Read => !_buffer.IsEmpty,
+            OperationKind.Write => !_source.IsEmpty,
+            OperationKind.ReadScatter => AnyBytes(_buffers!),
+            OperationKind.WriteGather => AnyBytes(_sources!),
+            _ => false,
+        };
+    }
+
+    private static bool AnyBytes<T>(IReadOnlyList<T> buffers) where T : struct
+    {
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            if (buffers[i] is Memory<byte> { IsEmpty: false } or ReadOnlyMemory<byte> { IsEmpty: false })
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
     internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix, CancellationToken cancellationToken)
     {
         Prepare(OperationKind.Read, handle, offset, cancellationToken);
@@ -107,6 +141,13 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
                     handle.DangerousRelease();
                 }
             }
+        }
+
+        long readinessKey = ReadinessKey;
+        if (readinessKey >= 0)
+        {
+            ReadinessKey = -1;
+            ReadinessWaiter.Instance.Done(readinessKey);
         }
 
         // Forget every reference before completing: the awaiter may reuse this object at once.

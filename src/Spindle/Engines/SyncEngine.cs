@@ -45,6 +45,12 @@ internal sealed class SyncEngine : FileIoEngine
         {
             return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
+        return Write(handle, buffer, fileOffset);
+    }
+
+    /// <summary>The write on the caller's thread, whatever the handle.</summary>
+    internal static ValueTask Write(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset)
+    {
         try
         {
             HandleIo.Write(handle, buffer.Span, fileOffset);
@@ -84,6 +90,12 @@ internal sealed class SyncEngine : FileIoEngine
         {
             return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
+        return WriteGather(handle, buffers, fileOffset);
+    }
+
+    /// <summary>The gather write on the caller's thread, whatever the handle.</summary>
+    internal static ValueTask WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    {
         try
         {
             HandleIo.WriteGather(handle, buffers, fileOffset);

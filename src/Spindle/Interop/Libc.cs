@@ -168,6 +168,8 @@ internal struct StatxBuffer
     [FieldOffset(72)] public uint AccessTimeNanoseconds;
     [FieldOffset(112)] public long ModifyTimeSeconds;
     [FieldOffset(120)] public uint ModifyTimeNanoseconds;
+    [FieldOffset(128)] public uint SpecialMajor;  // the device a block or character special file is
+    [FieldOffset(132)] public uint SpecialMinor;
     [FieldOffset(136)] public uint DeviceMajor;   // the device holding the file
     [FieldOffset(140)] public uint DeviceMinor;
 }

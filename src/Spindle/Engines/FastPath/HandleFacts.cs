@@ -42,6 +42,16 @@ internal sealed class HandleFacts
     /// </summary>
     public bool MayBlockIndefinitely;
 
+    /// <summary>
+    /// Storage the kernel reads and writes synchronously in the calling thread (tmpfs, ramfs, zram, brd,
+    /// pmem) behind an O_DIRECT file or a block device: io_uring would hand each request to a worker
+    /// thread, so a plain system call on the caller's thread is the fastest way.
+    /// </summary>
+    public bool SynchronousBackend;
+
+    /// <summary>An epoll descriptor: read(2) and write(2) fail with EINVAL at once, while io_uring never completes them.</summary>
+    public bool FailsAtOnce;
+
     /// <summary>Opened with O_NONBLOCK: a read or write that would wait fails with EAGAIN at once instead.</summary>
     public bool NonBlocking;
 
@@ -90,17 +100,43 @@ internal sealed class HandleFacts
                 facts.SystemCalls++;
             }
             int type = opened.FileType;
+            StatxBuffer status = default;
+            bool haveStatus = false;
+            bool anonymous = false;
             if (type == 0)
             {
-                StatxBuffer status;
-                type = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0
-                    ? status.Mode & LinuxConstants.S_IFMT
-                    : 0;
+                haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                type = haveStatus ? status.Mode & LinuxConstants.S_IFMT : 0;
+                // No file type at all: an anonymous inode (eventfd, timerfd, signalfd, inotify, epoll).
+                anonymous = haveStatus && type == 0;
                 facts.SystemCalls++;
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
             facts.NonBlocking = flags >= 0 && (flags & OpenFlags.O_NONBLOCK) != 0;
-            facts.MayBlockIndefinitely = type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
+            // Anonymous inodes wait for an event as pipes wait for a writer.
+            facts.MayBlockIndefinitely = anonymous || type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
+            facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(fd);
+            bool direct = flags >= 0 && (flags & OpenFlags.O_DIRECT) != 0;
+            if (direct && type == LinuxConstants.S_IFREG || type == LinuxConstants.S_IFBLK)
+            {
+                // Asked only where it changes the route: buffered reads of memory-backed files are page-cache
+                // hits on the fast path anyway, and buffered writes copies.
+                if (!haveStatus)
+                {
+                    haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                    facts.SystemCalls++;
+                }
+                if (type == LinuxConstants.S_IFBLK)
+                {
+                    facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
+                }
+                else
+                {
+                    facts.SystemCalls++;
+                    facts.SynchronousBackend = StorageBackends.IsMemoryFileSystem(fd)
+                        || haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
+                }
+            }
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;

@@ -113,6 +113,10 @@ internal sealed class IoUringEngine : FileIoEngine
         }
     }
 
+    // Each request: the fast path (reads), then the router's decision (Router), then the mechanism it
+    // chose. Inline and pool requests never had a fast-path prefix: the fast path serves only buffered
+    // regular files, which the router sends to the ring.
+
     public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         int prefix = 0;
@@ -120,19 +124,13 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
-        if (buffer.IsEmpty)
-        {
-            // A zero-byte read never blocks, but io_uring would wait on an empty pipe for data it then
-            // does not take; System.IO's read(2) of zero bytes returns (or fails) at once, so do that.
-            return SyncEngine.Read(handle, buffer, fileOffset);
-        }
         HandleFacts facts = HandleFacts.Of(handle);
-        if (facts.CharacterDevice)
+        switch (Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath))
         {
-            // io_uring first tries a read without blocking, and a device driver may then stop early
-            // (/dev/zero after a page when the CPU is wanted elsewhere), a short count io_uring passes on
-            // for anything but files and block devices. System.IO's blocking read(2) on a pool thread does not.
-            return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+            case Mechanism.Inline:
+                return SyncEngine.Read(handle, buffer, fileOffset);
+            case Mechanism.Pool:
+                return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -151,25 +149,19 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        // The handle's facts are looked up once (both routes need a position).
-        HandleFacts? facts = useFastPath && fileOffset >= 0 ? HandleFacts.Of(handle) : null;
-        if (facts is not null && WriteFastPath.Applies(facts, buffer.Length, fileOffset))
+        HandleFacts facts = HandleFacts.Of(handle);
+        switch (Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath))
         {
-            return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
+            case Mechanism.Done:
+                return default;
+            case Mechanism.FastPath:
+                return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
+            case Mechanism.Inline:
+                return SyncEngine.Write(handle, buffer, fileOffset);
+            case Mechanism.Pool:
+                return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
         }
-        if (facts is not null && facts.BufferedFile)
-        {
-            // Through the page cache of a regular file: io_uring cannot start such a write without
-            // blocking on ext4 and hands it to an io-wq worker, one at a time per file (for an O_SYNC
-            // file each waits for the device in turn); System.IO's way, a pool thread, runs them side by side.
-            return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
-        }
-        if (buffer.IsEmpty)
-        {
-            // System.IO makes no system call for an empty write either.
-            return default;
-        }
-        IoUringOperation operation = Rent((facts ?? HandleFacts.Of(handle)).MayBlockIndefinitely);
+        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareWrite(handle, buffer, fileOffset);
@@ -195,10 +187,12 @@ internal sealed class IoUringEngine : FileIoEngine
             }
         }
         HandleFacts facts = HandleFacts.Of(handle);
-        if (facts.CharacterDevice)
+        switch (Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath))
         {
-            // As in ReadAsync: a device's non-blocking read may come back short.
-            return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+            case Mechanism.Inline:
+                return SyncEngine.ReadScatter(handle, buffers, fileOffset);
+            case Mechanism.Pool:
+                return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -210,17 +204,6 @@ internal sealed class IoUringEngine : FileIoEngine
             Abandon(operation);
             return ValueTask.FromException<long>(e);
         }
-        if (operation.IsTriviallyComplete())
-        {
-            Abandon(operation);
-            return new ValueTask<long>(0);
-        }
-        if (operation.IsZeroLength())
-        {
-            // Only empty buffers: like a zero-byte read, done at once (see ReadAsync).
-            Abandon(operation);
-            return SyncEngine.ReadScatter(handle, buffers, fileOffset);
-        }
         short version = operation.Version;
         Start(operation, cancellationToken);
         return new ValueTask<long>(operation, version);
@@ -228,17 +211,19 @@ internal sealed class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts? facts = useFastPath && fileOffset >= 0 ? HandleFacts.Of(handle) : null;
-        if (facts is not null && WriteFastPath.Applies(facts, buffers, fileOffset))
+        HandleFacts facts = HandleFacts.Of(handle);
+        switch (Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath))
         {
-            return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+            case Mechanism.Done:
+                return default;
+            case Mechanism.FastPath:
+                return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
+            case Mechanism.Inline:
+                return SyncEngine.WriteGather(handle, buffers, fileOffset);
+            case Mechanism.Pool:
+                return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
         }
-        if (facts is not null && facts.BufferedFile)
-        {
-            // As in WriteAsync: io-wq would run the file's writes one at a time.
-            return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
-        }
-        IoUringOperation operation = Rent((facts ?? HandleFacts.Of(handle)).MayBlockIndefinitely);
+        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareWriteVectors(handle, buffers, fileOffset);
@@ -247,11 +232,6 @@ internal sealed class IoUringEngine : FileIoEngine
         {
             Abandon(operation);
             return ValueTask.FromException(e);
-        }
-        if (operation.IsTriviallyComplete())
-        {
-            Abandon(operation);
-            return default;
         }
         short version = operation.Version;
         Start(operation, cancellationToken);

@@ -143,6 +143,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
             _vectorCount = i + 1;
             _vectors[i] = new IoVector { Base = (byte*)_pins[i].Pointer, Count = (nuint)buffer.Length };
         }
+        SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
     }
 
     internal void PrepareFsync(SafeFileHandle handle) => Begin(OperationKind.Fsync, handle, -1);
@@ -175,36 +176,6 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         {
             _registration = cancellationToken.UnsafeRegister(s_cancel, this);
         }
-    }
-
-    /// <summary>Whether nothing needs the kernel (empty writes, no buffers): the operation completes at once.</summary>
-    internal bool IsTriviallyComplete()
-    {
-        switch (_kind)
-        {
-            case OperationKind.Write:
-                return _remaining == 0;
-            case OperationKind.ReadVectors:
-                return _vectorCount == 0;
-            case OperationKind.WriteVectors:
-                SkipEmptyVectors();
-                return _vectorIndex == _vectorCount;
-            default:
-                return false;
-        }
-    }
-
-    /// <summary>Whether every buffer of a vectored operation is empty.</summary>
-    internal bool IsZeroLength()
-    {
-        for (int i = 0; i < _vectorCount; i++)
-        {
-            if (_vectors[i].Count != 0)
-            {
-                return false;
-            }
-        }
-        return true;
     }
 
     private void RequestCancel()

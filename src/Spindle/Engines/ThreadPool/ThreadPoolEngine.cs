@@ -86,7 +86,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         if (facts.MayBlockIndefinitely)
         {
             // An idle pipe or socket waits in poll(2), not on a thread of its own; O_NONBLOCK ones fail at once instead.
-            if (!facts.NonBlocking && operation.WaitsForReadiness(out bool write))
+            if (!facts.NonBlocking && !facts.FailsAtOnce && operation.WaitsForReadiness(out bool write))
             {
                 ReadinessWaiter.Instance.Wait(operation, handle, write, operation.CancellationToken);
             }

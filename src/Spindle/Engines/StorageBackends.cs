@@ -1,0 +1,78 @@
+using System.Collections.Concurrent;
+using Spindle.Interop;
+
+namespace Spindle.Engines;
+
+/// <summary>
+/// Recognises storage whose reads and writes the kernel does synchronously, in the calling thread, with
+/// no device to wait for: memory file systems (tmpfs, ramfs) and RAM block devices (zram, brd, pmem).
+/// io_uring cannot start such a request without blocking its submitter either, so it hands every one
+/// to an io-wq worker, and a plain system call on the caller's thread is several times faster.
+/// </summary>
+internal static unsafe class StorageBackends
+{
+    private const long TmpfsMagic = 0x01021994;
+    private const long RamfsMagic = 0x858458F6;
+
+    // Device number → whether its driver is a RAM device. A process sees few devices, and a device's
+    // driver does not change while it is in use.
+    private static readonly ConcurrentDictionary<ulong, bool> s_devices = new();
+
+    /// <summary>Whether the file system of <paramref name="fd"/> keeps its files in memory (one fstatfs).</summary>
+    internal static bool IsMemoryFileSystem(int fd)
+    {
+        // struct statfs: f_type is the first field (a long) on 64-bit Linux.
+        byte* buffer = stackalloc byte[256];
+        return Libc.FStatFs(fd, buffer) == 0 && *(long*)buffer is TmpfsMagic or RamfsMagic;
+    }
+
+    /// <summary>Whether the block device <paramref name="major"/>:<paramref name="minor"/> is a RAM device (its sysfs name; cached per device).</summary>
+    internal static bool IsRamBlockDevice(uint major, uint minor)
+    {
+        if (major == 0)
+        {
+            return false; // no block device behind it (a pseudo or network file system)
+        }
+        ulong key = ((ulong)major << 32) | minor;
+        if (s_devices.TryGetValue(key, out bool ram))
+        {
+            return ram;
+        }
+        ram = false;
+        try
+        {
+            // /sys/dev/block/M:m links to the device's directory, named after its driver's devices
+            // (zram0, ram0 for brd, pmem0); a partition's link ends in the partition's own name.
+            string? target = new FileInfo($"/sys/dev/block/{major}:{minor}").LinkTarget;
+            if (target is not null)
+            {
+                string name = Path.GetFileName(target);
+                ram = name.StartsWith("zram", StringComparison.Ordinal)
+                    || name.StartsWith("pmem", StringComparison.Ordinal)
+                    || (name.StartsWith("ram", StringComparison.Ordinal) && name.Length > 3 && char.IsAsciiDigit(name[3]));
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Security.SecurityException)
+        {
+            // No sysfs (a container without it): treat the device as a real one.
+        }
+        s_devices.TryAdd(key, ram);
+        return ram;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="fd"/> is an epoll descriptor (its anonymous inode's name, from
+    /// /proc/self/fd): read(2) on one fails with EINVAL at once, while io_uring never completes the read.
+    /// </summary>
+    internal static bool IsEpoll(int fd)
+    {
+        try
+        {
+            return new FileInfo($"/proc/self/fd/{fd}").LinkTarget == "anon_inode:[eventpoll]";
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Security.SecurityException)
+        {
+            return false;
+        }
+    }
+}

@@ -172,7 +172,7 @@ internal static unsafe class ExtentCopier
                 if (copied > 0)
                 {
                     offset += copied;
-                    SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, copied);
+                    SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, copied, IoMechanism.Inline);
                     Advance(offset);
                     continue;
                 }
@@ -220,7 +220,7 @@ internal static unsafe class ExtentCopier
                 {
                     return false;
                 }
-                SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read);
+                SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
                 WriteAll(_buffer, read, offset + _outDelta);
                 offset += read;
                 Advance(offset);
@@ -241,7 +241,7 @@ internal static unsafe class ExtentCopier
                     }
                     throw IoErrors.ForErrno(Errno.Last, Destination);
                 }
-                SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written);
+                SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
                 data += written;
                 count -= written;
                 offset += written;

@@ -15,6 +15,9 @@ internal sealed class SpindleEventSource : EventSource
     /// <summary>The id of <see cref="IoUringRefused"/>.</summary>
     internal const int IoUringRefusedId = 1;
 
+    /// <summary>The id of <see cref="UnknownEngine"/>.</summary>
+    internal const int UnknownEngineId = 2;
+
     internal static readonly SpindleEventSource Log = new();
 
     private SpindleEventSource()
@@ -26,4 +29,10 @@ internal sealed class SpindleEventSource : EventSource
     /// <param name="errno">The errno of the failed call (EPERM: disabled by <c>kernel.io_uring_disabled</c> or seccomp; ENOSYS: no io_uring in this kernel).</param>
     [Event(IoUringRefusedId, Level = EventLevel.Warning, Message = "io_uring refused ({1}): {0}; the thread-pool engine is used instead")]
     public void IoUringRefused(string reason, int errno) => WriteEvent(IoUringRefusedId, reason, errno);
+
+    /// <summary>The configured engine name is not one Spindle knows; <c>Auto</c> is used instead.</summary>
+    /// <param name="name">The name as configured.</param>
+    /// <param name="source">Where it was configured: the AppContext value or the environment variable.</param>
+    [Event(UnknownEngineId, Level = EventLevel.Warning, Message = "Unknown engine name '{0}' in {1} (known: sync, threadpool, iouring, auto); Auto is used instead")]
+    public void UnknownEngine(string name, string source) => WriteEvent(UnknownEngineId, name, source);
 }

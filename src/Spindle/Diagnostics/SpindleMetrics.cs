@@ -12,6 +12,25 @@ internal enum IoDirection : byte
     Write,
 }
 
+/// <summary>How an operation reached the kernel; the values of the <c>spindle.io.mechanism</c> attribute.</summary>
+internal enum IoMechanism : byte
+{
+    /// <summary>A system call on the caller's thread.</summary>
+    Inline,
+
+    /// <summary>A page-cache copy on the caller's thread (a non-blocking cached read, a small buffered write).</summary>
+    FastPath,
+
+    /// <summary>A system call on a thread-pool thread.</summary>
+    Pool,
+
+    /// <summary>A system call on one of Spindle's threads for calls that may wait for ever.</summary>
+    Blocking,
+
+    /// <summary>An io_uring submission.</summary>
+    Ring,
+}
+
 /// <summary>
 /// The <c>Spindle</c> meter: what Spindle actually did, for dashboards and for tests that prove which
 /// engine ran. Counters are also kept as plain totals (<see cref="Snapshot"/>) for in-process checks.
@@ -28,6 +47,9 @@ internal static class SpindleMetrics
 
     /// <summary>The attribute naming the engine that did an operation: <c>sync</c>, <c>threadpool</c> or <c>iouring</c>.</summary>
     internal const string EngineTag = "spindle.engine";
+
+    /// <summary>The attribute naming how the operation ran: <c>inline</c>, <c>fastpath</c>, <c>pool</c>, <c>blocking</c> or <c>ring</c>.</summary>
+    internal const string MechanismTag = "spindle.io.mechanism";
 
     /// <summary>OpenTelemetry's attribute for the direction of disk I/O: <c>read</c> or <c>write</c>.</summary>
     internal const string DirectionTag = "disk.io.direction";
@@ -55,24 +77,24 @@ internal static class SpindleMetrics
     // the totals' code needs an assembly beyond the core library (System.Threading.Thread).
     private static bool Recording => DependencyLoader.Settled || DependencyLoader.TrySettle();
 
-    internal static void Operation(IoEngine engine, IoDirection direction, long bytes)
+    internal static void Operation(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
     {
         if (!Recording)
         {
             return;
         }
-        Count(engine, direction, bytes);
+        Count(engine, direction, bytes, mechanism);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void Count(IoEngine engine, IoDirection direction, long bytes)
+    private static void Count(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
     {
         s_operationCount.Add(1);
         if (bytes > 0)
         {
             s_byteCount.Add(bytes);
         }
-        s_instruments?.Operation(engine, direction, bytes);
+        s_instruments?.Operation(engine, direction, bytes, mechanism);
     }
 
     /// <summary>A timestamp to pass to <see cref="Duration"/> when a listener records durations, else 0 (no clock read).</summary>
@@ -175,6 +197,7 @@ internal sealed class SpindleInstruments
     // Tag values are cached objects so that recording never boxes or allocates.
     private static readonly object[] s_engineNames = ["auto", "sync", "threadpool", "iouring"];
     private static readonly object[] s_directionNames = ["read", "write"];
+    private static readonly object[] s_mechanismNames = ["inline", "fastpath", "pool", "blocking", "ring"];
 
     internal SpindleInstruments()
     {
@@ -193,7 +216,7 @@ internal sealed class SpindleInstruments
     internal bool DurationEnabled => _duration.Enabled;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    internal void Operation(IoEngine engine, IoDirection direction, long bytes)
+    internal void Operation(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
     {
         if (!_operations.Enabled && !_bytes.Enabled)
         {
@@ -203,10 +226,11 @@ internal sealed class SpindleInstruments
         {
             var engineTag = new KeyValuePair<string, object?>(SpindleMetrics.EngineTag, s_engineNames[(int)engine]);
             var directionTag = new KeyValuePair<string, object?>(SpindleMetrics.DirectionTag, s_directionNames[(int)direction]);
-            _operations.Add(1, engineTag, directionTag);
+            var mechanismTag = new KeyValuePair<string, object?>(SpindleMetrics.MechanismTag, s_mechanismNames[(int)mechanism]);
+            _operations.Add(1, engineTag, directionTag, mechanismTag);
             if (bytes > 0)
             {
-                _bytes.Add(bytes, engineTag, directionTag);
+                _bytes.Add(bytes, engineTag, directionTag, mechanismTag);
             }
         }
         catch (Exception)

@@ -192,7 +192,7 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
                         }
                         throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_handle));
                     }
-                    SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written);
+                    SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
                     pointer += written;
                     remaining -= (nuint)written;
                     if (fromBuffer)

@@ -15,10 +15,10 @@ namespace Spindle.Engines;
 internal static class EngineSelector
 {
     /// <summary>The AppContext value (runtimeconfig.json) naming the process-wide engine.</summary>
-    internal const string AppContextName = "Spindle.IoEngine";
+    internal const string AppContextName = SpindleSwitches.IoEngineName;
 
     /// <summary>The environment variable naming the process-wide engine.</summary>
-    internal const string EnvironmentName = "SPINDLE_IO_ENGINE";
+    internal const string EnvironmentName = SpindleSwitches.IoEngineVariable;
 
     private static FileIoEngine? s_default; // resolved on first use; not while io_uring is only short of a resource
 
@@ -57,9 +57,16 @@ internal static class EngineSelector
 
     private static FileIoEngine ResolveDefault()
     {
-        IoEngine configured = Parse(AppContext.GetData(AppContextName) as string)
-            ?? Parse(Environment.GetEnvironmentVariable(EnvironmentName))
-            ?? IoEngine.Auto;
+        (string? name, string source) = SpindleSwitches.IoEngine();
+        IoEngine? parsed = Parse(name);
+        if (parsed is null && name is not null)
+        {
+            // A name nobody knows (a typo): not silently ignored — an event that names it and the
+            // fallback counter, then Auto, so that a misconfigured process still does its I/O.
+            SpindleEventSource.Log.UnknownEngine(name, source);
+            SpindleMetrics.Fallback();
+        }
+        IoEngine configured = parsed ?? IoEngine.Auto;
         FileIoEngine engine = configured == IoEngine.Auto ? Get(IoEngine.IoUring) : Get(configured);
         // A fallback because io_uring could not start for want of descriptors or memory holds for this
         // call only: a later one starts the ring when they are back.

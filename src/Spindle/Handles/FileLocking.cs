@@ -9,8 +9,6 @@ namespace Spindle.Handles;
 /// </summary>
 internal static class FileLocking
 {
-    private const string SwitchName = "System.IO.DisableFileLocking";
-    private const string EnvironmentVariable = "DOTNET_SYSTEM_IO_DISABLEFILELOCKING";
 
     // File system magic numbers (statfs f_type) of network file systems, where System.IO does not take shared locks.
     private const long NfsMagic = 0x6969;
@@ -19,17 +17,7 @@ internal static class FileLocking
     private const long Smb2Magic = unchecked((long)0xFE534D42);
 
     /// <summary>Whether the process turned locking off, with System.IO's own switch or variable.</summary>
-    internal static bool IsDisabled { get; } = ReadDisabled();
-
-    private static bool ReadDisabled()
-    {
-        if (AppContext.TryGetSwitch(SwitchName, out bool disabled))
-        {
-            return disabled;
-        }
-        string? value = Environment.GetEnvironmentVariable(EnvironmentVariable);
-        return value is not null && (value == "1" || value.Equals("true", StringComparison.OrdinalIgnoreCase));
-    }
+    internal static bool IsDisabled { get; } = SpindleSwitches.DisableFileLocking;
 
     /// <summary>
     /// Takes the lock <paramref name="share"/> asks for; returns whether a lock is now held.

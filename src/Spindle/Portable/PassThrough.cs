@@ -14,23 +14,13 @@ namespace Spindle.Portable;
 internal static class PassThrough
 {
     /// <summary>The AppContext switch (runtimeconfig.json) that forces the pass-through on Linux.</summary>
-    internal const string SwitchName = "Spindle.PassThroughToSystemIO";
+    internal const string SwitchName = SpindleSwitches.PassThroughName;
 
     /// <summary>The environment variable (<c>1</c> or <c>true</c>) that forces the pass-through on Linux.</summary>
-    internal const string EnvironmentName = "SPINDLE_PASS_THROUGH";
+    internal const string EnvironmentName = SpindleSwitches.PassThroughVariable;
 
     /// <summary>True when every call goes to System.IO.</summary>
-    internal static readonly bool Enabled = !OperatingSystem.IsLinux() || Forced();
-
-    private static bool Forced()
-    {
-        if (AppContext.TryGetSwitch(SwitchName, out bool forced))
-        {
-            return forced;
-        }
-        string? value = Environment.GetEnvironmentVariable(EnvironmentName);
-        return value is not null && (value.Trim() == "1" || value.Trim().Equals("true", StringComparison.OrdinalIgnoreCase));
-    }
+    internal static readonly bool Enabled = !OperatingSystem.IsLinux() || SpindleSwitches.PassThrough;
 
     /// <summary>The exception for a Linux-only feature used elsewhere (or in forced pass-through).</summary>
     internal static PlatformNotSupportedException LinuxOnly(string feature) => new(

@@ -21,7 +21,7 @@ internal static class HandleIo
             handle.DangerousAddRef(ref added);
             long started = SpindleMetrics.StartTiming();
             int read = PositionalIo.Read(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
             SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
             return read;
         }
@@ -42,7 +42,7 @@ internal static class HandleIo
             handle.DangerousAddRef(ref added);
             long started = SpindleMetrics.StartTiming();
             PositionalIo.Write(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length, IoMechanism.Inline);
             SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
         }
         finally
@@ -62,7 +62,7 @@ internal static class HandleIo
             handle.DangerousAddRef(ref added);
             long started = SpindleMetrics.StartTiming();
             long read = PositionalIo.ReadScatter(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
             SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
             return read;
         }
@@ -83,7 +83,7 @@ internal static class HandleIo
             handle.DangerousAddRef(ref added);
             long started = SpindleMetrics.StartTiming();
             long written = PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written);
+            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
             SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
         }
         finally

@@ -54,6 +54,15 @@ public class ChildProcessSelectionTests
     }
 
     [Fact]
+    public void An_unknown_SPINDLE_IO_ENGINE_is_reported_and_Auto_is_used()
+    {
+        // Not silently ignored: the fallback counter (and an event of the Spindle event source) says so.
+        Dictionary<string, string> result = RunProbe(new Dictionary<string, string?> { ["SPINDLE_IO_ENGINE"] = "bogus" });
+        Assert.Equal(SpindleRandomAccess.IsIoUringAvailable ? "IoUring" : "ThreadPool", result["engine"]);
+        Assert.NotEqual("0", result["fallbacks"]);
+    }
+
+    [Fact]
     public void Without_configuration_the_probe_runs_io_uring_when_the_kernel_allows_it()
     {
         Dictionary<string, string> result = RunProbe(new Dictionary<string, string?>());

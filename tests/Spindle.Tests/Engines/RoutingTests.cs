@@ -137,6 +137,50 @@ public partial class RoutingTests
         }
     }
 
+    [Fact]
+    public async Task The_meter_names_the_mechanism_that_ran_each_operation()
+    {
+        if (!SpindleRandomAccess.IsIoUringAvailable)
+        {
+            Console.WriteLine($"skipped: {IoUringEngine.UnavailableReason}");
+            return;
+        }
+        var seen = new List<(string? Engine, string? Mechanism)>();
+        using var listener = new System.Diagnostics.Metrics.MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "Spindle" && instrument.Name == "spindle.io.operations")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, _, tags, _) =>
+        {
+            string? engine = null, mechanism = null;
+            foreach (KeyValuePair<string, object?> tag in tags)
+            {
+                engine = tag.Key == "spindle.engine" ? (string?)tag.Value : engine;
+                mechanism = tag.Key == "spindle.io.mechanism" ? (string?)tag.Value : mechanism;
+            }
+            lock (seen)
+            {
+                seen.Add((engine, mechanism));
+            }
+        });
+        listener.Start();
+        using var dir = new TempDirectory();
+        using SafeFileHandle file = File.OpenHandle(dir.File("data"), FileMode.Create, FileAccess.ReadWrite);
+        await SpindleRandomAccess.WriteAsync(file, new byte[100], 0, IoEngine.IoUring);        // a copy into the page cache
+        await IoUringEngine.Instance!.ReadAsync(file, new byte[100], 0, useFastPath: false, CancellationToken.None); // the ring
+        SpindleRandomAccess.Read(file, new byte[100], 0);                                     // a system call here
+        lock (seen)
+        {
+            Assert.Contains(("iouring", "fastpath"), seen);
+            Assert.Contains(("iouring", "ring"), seen);
+            Assert.Contains(("sync", "inline"), seen);
+        }
+    }
+
     private static async Task<Exception?> Record(Func<Task> action)
     {
         try

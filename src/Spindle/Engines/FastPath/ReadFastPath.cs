@@ -15,10 +15,10 @@ namespace Spindle.Engines.FastPath;
 internal static unsafe class ReadFastPath
 {
     /// <summary>The AppContext switch that turns the fast path off for the whole process.</summary>
-    internal const string DisableSwitch = "Spindle.DisableReadFastPath";
+    internal const string DisableSwitch = SpindleSwitches.DisableReadFastPathName;
 
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
-    internal static readonly bool Enabled = !(AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled);
+    internal static readonly bool Enabled = !SpindleSwitches.DisableReadFastPath;
 
     /// <summary>
     /// Tries the read. Returns the bytes read from cached pages (possibly fewer than asked, 0 at
@@ -57,7 +57,7 @@ internal static unsafe class ReadFastPath
                     return -1;
                 }
                 SpindleMetrics.FastPathHit();
-                SpindleMetrics.Operation(engine, IoDirection.Read, result);
+                SpindleMetrics.Operation(engine, IoDirection.Read, result, IoMechanism.FastPath);
                 return (int)result;
             }
         }
@@ -161,7 +161,7 @@ internal static unsafe class ReadFastPath
                 return -1;
             }
             SpindleMetrics.FastPathHit();
-            SpindleMetrics.Operation(engine, IoDirection.Read, result);
+            SpindleMetrics.Operation(engine, IoDirection.Read, result, IoMechanism.FastPath);
             return result;
         }
         catch (ObjectDisposedException)

@@ -14,13 +14,13 @@ namespace Spindle.Engines.FastPath;
 internal static class WriteFastPath
 {
     /// <summary>The AppContext switch that turns the write fast path off for the whole process.</summary>
-    internal const string DisableSwitch = "Spindle.DisableWriteFastPath";
+    internal const string DisableSwitch = SpindleSwitches.DisableWriteFastPathName;
 
     /// <summary>The largest write done inline; beyond it the copy costs more than a hop.</summary>
     internal const int MaxInlineBytes = 64 * 1024;
 
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
-    internal static readonly bool Enabled = !(AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled);
+    internal static readonly bool Enabled = !SpindleSwitches.DisableWriteFastPath;
 
     /// <summary>Whether this write should be done inline.</summary>
     internal static bool Applies(SafeFileHandle handle, int length, long fileOffset)
@@ -39,7 +39,7 @@ internal static class WriteFastPath
             handle.DangerousAddRef(ref added);
             PositionalIo.Write(HandleIo.Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
             SpindleMetrics.InlineWrite();
-            SpindleMetrics.Operation(engine, IoDirection.Write, buffer.Length);
+            SpindleMetrics.Operation(engine, IoDirection.Write, buffer.Length, IoMechanism.FastPath);
             return default;
         }
         catch (Exception e)
@@ -86,7 +86,7 @@ internal static class WriteFastPath
             handle.DangerousAddRef(ref added);
             PositionalIo.WriteGather(HandleIo.Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
             SpindleMetrics.InlineWrite();
-            SpindleMetrics.Operation(engine, IoDirection.Write, 0);
+            SpindleMetrics.Operation(engine, IoDirection.Write, 0, IoMechanism.FastPath);
             return default;
         }
         catch (Exception e)

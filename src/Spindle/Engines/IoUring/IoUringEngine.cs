@@ -49,7 +49,7 @@ internal sealed class IoUringEngine : FileIoEngine
     public override IoEngine Kind => IoEngine.IoUring;
 
     /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
-    internal const string DisableSwitch = "Spindle.DisableIoUring";
+    internal const string DisableSwitch = SpindleSwitches.DisableIoUringName;
 
     /// <summary>A second engine with a ring and threads of its own (tests that use the ring thread's seams), or null.</summary>
     internal static IoUringEngine? CreatePrivate()
@@ -70,7 +70,7 @@ internal sealed class IoUringEngine : FileIoEngine
             {
                 return s_instance;
             }
-            if (AppContext.TryGetSwitch(DisableSwitch, out bool disabled) && disabled)
+            if (SpindleSwitches.DisableIoUring)
             {
                 UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
                 Volatile.Write(ref s_refused, true);

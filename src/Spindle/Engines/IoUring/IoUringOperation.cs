@@ -417,7 +417,7 @@ internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTas
         if (_succeeded)
         {
             _succeeded = false;
-            SpindleMetrics.Operation(IoEngine.IoUring, _kind is OperationKind.Read or OperationKind.ReadVectors ? IoDirection.Read : IoDirection.Write, _transferred);
+            SpindleMetrics.Operation(IoEngine.IoUring, _kind is OperationKind.Read or OperationKind.ReadVectors ? IoDirection.Read : IoDirection.Write, _transferred, IoMechanism.Ring);
         }
         CompleteTask();
     }

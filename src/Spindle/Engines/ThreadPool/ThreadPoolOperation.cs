@@ -173,23 +173,23 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         {
             case OperationKind.Read:
                 int read = PositionalIo.Read(fd, _buffer.Span, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, read);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, read, RanOn);
                 return _prefix + read;
             case OperationKind.Write:
                 PositionalIo.Write(fd, _source.Span, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, _source.Length);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, _source.Length, RanOn);
                 return 0;
             case OperationKind.ReadScatter:
                 long total = PositionalIo.ReadScatter(fd, _buffers!, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, total);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, total, RanOn);
                 return total;
             case OperationKind.WriteGather:
                 PositionalIo.WriteGather(fd, _sources!, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0, RanOn);
                 return 0;
             default:
                 HandleIo.FlushToDisk(_handle!);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0);
+                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0, RanOn);
                 return 0;
         }
     }
@@ -217,4 +217,7 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
             _pool.Return(this);
         }
     }
+
+    // Pool threads, or Spindle's threads for calls that may wait for ever.
+    private static IoMechanism RanOn => Thread.CurrentThread.IsThreadPoolThread ? IoMechanism.Pool : IoMechanism.Blocking;
 }

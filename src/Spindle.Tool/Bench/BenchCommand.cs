@@ -29,6 +29,13 @@ public sealed class BenchCommand : ICommand
         random-read, sequential and sweep rows, and a third the sweep (operations per second by depth).
         Writes bench-report.md, bench-report.json, bench-report.svg (the ratios) and bench-sweep.svg.
 
+        The dispatch matrix (rows Dispatch/STORAGE/qdN/spinCus/CORES) measures where completions and their
+        continuations run: 4 KiB random reads on disk-direct (O_DIRECT), pagecache (warm), tmpfs-direct and
+        zram-direct (a RAM block device, as root), 1 to 128 callers each spending 0 to 500 µs of CPU after
+        each read, on all cores and on one (a child process pinned to one CPU); System.IO against Spindle
+        Auto, fio's io_uring and psync engines as the limit, each cell's targets marked. --quick runs a
+        small subset; --filter 'Dispatch*' the whole matrix, --filter 'Dispatch/tmpfs*' one storage.
+
           --quick           shrink the large files and the rounds: about a minute in all
           --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
                             several patterns separated by |, e.g. 'RandomRead4K*|Sequential*' or 'Sweep*'

@@ -10,7 +10,7 @@ namespace Spindle.Tool.Bench;
 /// in a child pinned to one CPU, each right after its partner) and tears the storages down, also when
 /// the run is stopped.
 /// </summary>
-internal static class DispatchSection
+public static class DispatchSection
 {
     /// <summary>
     /// The cells <paramref name="filter"/> selects from the whole matrix; without a filter, the whole

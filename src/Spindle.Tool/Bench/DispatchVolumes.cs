@@ -18,7 +18,7 @@ public sealed record DispatchTarget(string Path, long Size, bool Direct, string 
 /// bench command reaches on Ctrl-C and SIGTERM too. A storage this machine or user cannot provide
 /// gives a one-line reason instead.
 /// </summary>
-internal sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisposable
+public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisposable
 {
     private readonly Dictionary<DispatchStorage, (DispatchTarget? Target, string? Reason)> _prepared = new();
     private readonly List<string> _ownFiles = new();   // files made outside BenchFiles' directory
@@ -210,7 +210,7 @@ internal sealed partial class DispatchVolumes(BenchFiles files, long size) : IDi
 /// (or the first unused one), a disk size, data written with O_DIRECT; <see cref="Dispose"/> resets it
 /// (<c>echo 1 &gt; reset</c>, freeing its memory) and removes a device it added.
 /// </summary>
-internal sealed class ZramDevice : IDisposable
+public sealed class ZramDevice : IDisposable
 {
     private const string Control = "/sys/class/zram-control";
     private readonly int _number;

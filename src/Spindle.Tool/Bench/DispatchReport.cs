@@ -158,7 +158,7 @@ public static class DispatchReport
                 ["spinMicroseconds"] = cell.Cell.SpinMicroseconds,
                 ["cores"] = cell.Cell.OneCore ? "1" : "all",
                 ["processors"] = cell.Processors,
-                ["target"] = cell.Storage,
+                ["storageDetail"] = cell.Storage,
                 ["skipped"] = cell.Skipped,
                 ["results"] = results,
                 ["autoRatio"] = Number(cell.Ratio),

@@ -161,7 +161,7 @@ public class DispatchMatrixTests(ITestOutputHelper output)
         using JsonDocument json = JsonDocument.Parse(File.ReadAllText(dir.File("bench-report.json")));
         JsonElement cell = json.RootElement.GetProperty("dispatch").GetProperty("cells")[0];
         Assert.True(cell.GetProperty("skipped").ValueKind == JsonValueKind.Null, cell.GetProperty("skipped").ToString());
-        string node = cell.GetProperty("target").GetString()!.Split(',')[0];
+        string node = cell.GetProperty("storageDetail").GetString()!.Split(',')[0];
         Assert.StartsWith("/dev/zram", node, StringComparison.Ordinal);
         Assert.True(IsReleased("/sys/block/" + Path.GetFileName(node)), $"{node} is still set up");
     }

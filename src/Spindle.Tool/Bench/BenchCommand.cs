@@ -29,6 +29,13 @@ public sealed class BenchCommand : ICommand
         random-read, sequential and sweep rows, and a third the sweep (operations per second by depth).
         Writes bench-report.md, bench-report.json, bench-report.svg (the ratios) and bench-sweep.svg.
 
+        The dispatch matrix (rows Dispatch/STORAGE/qdN/spinCus/CORES) measures where completions and their
+        continuations run: 4 KiB random reads on disk-direct (O_DIRECT), pagecache (warm), tmpfs-direct and
+        zram-direct (a RAM block device, as root), 1 to 128 callers each spending 0 to 500 µs of CPU after
+        each read, on all cores and on one (a child process pinned to one CPU); System.IO against Spindle
+        Auto, fio's io_uring and psync engines as the limit, each cell's targets marked. --quick runs a
+        small subset; --filter 'Dispatch*' the whole matrix, --filter 'Dispatch/tmpfs*' one storage.
+
           --quick           shrink the large files and the rounds: about a minute in all
           --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
                             several patterns separated by |, e.g. 'RandomRead4K*|Sequential*' or 'Sweep*'
@@ -50,6 +57,7 @@ public sealed class BenchCommand : ICommand
     public int Run(IReadOnlyList<string> args, ToolConsole console)
     {
         if (args.Contains("--clients")) return ClientsBenchForwarder.Run(args, console); // FASTER, ZoneTree, LiteDB: see that file
+        if (args.Contains(DispatchChild.Flag)) return DispatchChild.Run(console);          // a one-core dispatch cell: see that file
         Arguments line = Arguments.Parse(args, Valued, Switches);
         if (line.Help)
         {
@@ -69,13 +77,15 @@ public sealed class BenchCommand : ICommand
         }
         var filter = new RowFilter(line.Value("--filter"));
         List<Workload> rows = Matrix.Build(quick ? MatrixScale.Quick : MatrixScale.Full).Where(r => filter.Matches(r.Name)).ToList();
-        if (rows.Count == 0)
+        IReadOnlyList<DispatchCell> cells = DispatchSection.Select(quick, line.Value("--filter"));
+        if (rows.Count == 0 && cells.Count == 0)
         {
             throw new UsageException($"no row matches --filter {line.Value("--filter")} (spindle bench --list shows the rows)");
         }
         if (line.Has("--list"))
         {
             rows.ForEach(r => console.Out.WriteLine(r.Name));
+            cells.ToList().ForEach(c => console.Out.WriteLine(c.Name));
             return 0;
         }
         string directory = Directories.Writable(line.Value("--dir", "."), "--dir");
@@ -84,12 +94,21 @@ public sealed class BenchCommand : ICommand
         string noFio = line.Has("--no-fio") ? "n/a (--no-fio)" : FioRunner.NotInstalled;
 
         BenchReport report = RunAsync(rows, settings, directory, fio, noFio, quick, console).GetAwaiter().GetResult();
+        if (cells.Count > 0)
+        {
+            DispatchSettings dispatch = quick ? DispatchSettings.Quick : DispatchSettings.Full;
+            dispatch = dispatch with { Rounds = line.Int("--rounds", dispatch.Rounds) };
+            var clock = Stopwatch.StartNew();
+            using var files = new BenchFiles(directory);
+            report.Dispatch = DispatchSection.RunAsync(cells, dispatch, files, fio, noFio, console).GetAwaiter().GetResult();
+            report.Elapsed += clock.Elapsed;
+        }
 
         BenchOutput.WriteTables(report, console.Out);
         IReadOnlyList<string> written = BenchOutput.WriteFiles(report, output);
-        int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false));
+        int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false)) + DispatchReport.Missed(report.Dispatch);
         console.Out.WriteLine();
-        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} performance target checks not met (see the report)");
+        console.Out.WriteLine($"{report.Rows.Count + cells.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} performance target checks not met (see the report)");
         console.Out.WriteLine($"engines: {report.Engines}");
         console.Out.WriteLine($"wrote {string.Join(", ", written)}");
         return 0;

@@ -29,6 +29,9 @@ public sealed class BenchReport
     /// <summary>Every row, in matrix order.</summary>
     public required IReadOnlyList<RowResult> Rows { get; init; }
 
+    /// <summary>The dispatch matrix's cells, or null when none was selected.</summary>
+    public DispatchMatrixResult? Dispatch { get; set; }
+
     /// <summary>How long the run took.</summary>
     public TimeSpan Elapsed { get; set; }
 

@@ -93,6 +93,7 @@ public static class BenchJson
                 ["fioSeconds"] = report.Settings.FioTime.TotalSeconds,
             },
             ["rows"] = rows,
+            ["dispatch"] = DispatchReport.Json(report.Dispatch),
         };
         return root.ToJsonString(new JsonSerializerOptions { WriteIndented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping });
     }

@@ -27,10 +27,13 @@ public static class BenchMarkdown
         text.AppendLine("Times are the median per operation (one operation = one invocation of the row: the whole file for transfer rows, one read for the random-read rows, one block for the sequential rows). "
             + $"**{BenchTable.RatioTitle}** is Spindle with its defaults (engine `Auto`, what a user gets without configuring anything) against System.IO; below 1.00 Spindle is faster. "
             + "The Sync, ThreadPool and IoUring columns name an engine explicitly, for comparison.");
-        text.AppendLine();
-        text.Append(BenchTable.Build(report.Rows).ToMarkdown());
-        text.AppendLine();
-        text.AppendLine($"![Spindle Auto / System.IO per row]({chartFile})");
+        if (report.Rows.Count > 0)
+        {
+            text.AppendLine();
+            text.Append(BenchTable.Build(report.Rows).ToMarkdown());
+            text.AppendLine();
+            text.AppendLine($"![Spindle Auto / System.IO per row]({chartFile})");
+        }
         TextTable cpu = BenchTable.CpuAndLatency(report.Rows);
         if (cpu.Count > 0)
         {
@@ -56,6 +59,7 @@ public static class BenchMarkdown
                 text.AppendLine($"![operations per second against reads in flight]({sweepChartFile})");
             }
         }
+        DispatchReport.AppendMarkdown(report.Dispatch, text);
         text.AppendLine();
         text.AppendLine("## Performance targets (Spindle's goals against System.IO and fio, checked on Spindle Auto)");
         text.AppendLine();

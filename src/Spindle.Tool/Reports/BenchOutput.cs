@@ -9,7 +9,10 @@ public static class BenchOutput
     /// <summary>The main table, then the CPU and latency table and the sweep table when their rows ran.</summary>
     public static void WriteTables(BenchReport report, TextWriter writer)
     {
-        writer.Write(BenchTable.Build(report.Rows).ToConsole());
+        if (report.Rows.Count > 0)
+        {
+            writer.Write(BenchTable.Build(report.Rows).ToConsole());
+        }
         TextTable cpu = BenchTable.CpuAndLatency(report.Rows);
         if (cpu.Count > 0)
         {
@@ -23,6 +26,7 @@ public static class BenchOutput
             writer.WriteLine("Queue-depth sweep (O_DIRECT 4 KiB random reads)");
             writer.Write(BenchTable.Sweep(report.Rows).ToConsole());
         }
+        DispatchReport.WriteTables(report.Dispatch, writer);
     }
 
     /// <summary>

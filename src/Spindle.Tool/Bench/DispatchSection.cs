@@ -1,0 +1,58 @@
+using Spindle.Tool.Cli;
+using Spindle.Workloads;
+using Spindle.Workloads.Dispatch;
+
+namespace Spindle.Tool.Bench;
+
+/// <summary>
+/// The dispatch section of <c>spindle bench</c>: calibrates the continuation's spin, sets up each storage
+/// on first use, measures every selected cell (the all-cores cells in this process, the one-core cells
+/// in a child pinned to one CPU, each right after its partner) and tears the storages down, also when
+/// the run is stopped.
+/// </summary>
+public static class DispatchSection
+{
+    /// <summary>
+    /// The cells <paramref name="filter"/> selects from the whole matrix; without a filter, the whole
+    /// matrix or, for <c>--quick</c>, its small subset.
+    /// </summary>
+    public static IReadOnlyList<DispatchCell> Select(bool quick, string? filter) =>
+        [.. DispatchMatrix.Build(quick && string.IsNullOrWhiteSpace(filter)).Where(c => new RowFilter(filter).Matches(c.Name))];
+
+    /// <summary>Measures <paramref name="cells"/>; storages go in <paramref name="files"/>' directory (the disk) or on tmpfs and zram.</summary>
+    public static async Task<DispatchMatrixResult> RunAsync(IReadOnlyList<DispatchCell> cells, DispatchSettings settings, BenchFiles files,
+        string? fio, string noFio, ToolConsole console)
+    {
+        double rate = CpuSpin.Calibrate();
+        double check = CpuSpin.Check(100, rate);
+        var results = new List<DispatchCellResult>();
+        ProgressLine progress = console.Progress();
+        using var volumes = new DispatchVolumes(files, settings.FileSize);
+        try
+        {
+            for (int i = 0; i < cells.Count; i++)
+            {
+                DispatchCell cell = cells[i];
+                progress.Report(i, cells.Count, $"dispatch cell {i + 1} of {cells.Count}: {cell.Name}");
+                DispatchTarget target;
+                try
+                {
+                    target = volumes.Prepare(cell.Storage);
+                }
+                catch (NotSupportedException e)
+                {
+                    results.Add(new DispatchCellResult { Cell = cell, Skipped = e.Message });
+                    continue;
+                }
+                results.Add(cell.OneCore
+                    ? await DispatchChild.MeasureAsync(new DispatchChild.Request(cell, target, settings, rate, fio, noFio), console.Cancellation).ConfigureAwait(false)
+                    : await DispatchRunner.MeasureAsync(cell, target, settings, rate, fio, noFio, console.Cancellation).ConfigureAwait(false));
+            }
+        }
+        finally
+        {
+            progress.Clear();
+        }
+        return new DispatchMatrixResult { Cells = results, Settings = settings, SpinIterationsPerMicrosecond = rate, SpinCheckNs = check };
+    }
+}

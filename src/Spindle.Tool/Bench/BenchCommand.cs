@@ -115,7 +115,9 @@ public sealed class BenchCommand : ICommand
             {
                 progress.Report(i, rows.Count, $"row {i + 1} of {rows.Count}: {rows[i].Name}");
                 TimeSpan stability = StabilityAllowance(settings, clock.Elapsed, i, rows.Count - i);
-                results.Add(await RunRowAsync(rows[i], files, settings, stability, fio, noFio, console.Cancellation).ConfigureAwait(false));
+                // The rounds of each row share what is left of the budget (a few rows with long calls get fewer rounds).
+                TimeSpan roundsTime = TimeSpan.FromTicks(Math.Max(settings.Budget.Ticks - clock.Elapsed.Ticks, settings.Budget.Ticks / 4) / (rows.Count - i) / 2);
+                results.Add(await RunRowAsync(rows[i], files, settings, stability, roundsTime, fio, noFio, console.Cancellation).ConfigureAwait(false));
             }
         }
         finally
@@ -151,8 +153,8 @@ public sealed class BenchCommand : ICommand
         return slack <= TimeSpan.Zero ? TimeSpan.Zero : TimeSpan.FromTicks(Math.Min(settings.StabilityTime.Ticks, slack.Ticks / left));
     }
 
-    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, TimeSpan stability, string? fio, string noFio,
-        CancellationToken cancellation)
+    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, TimeSpan stability, TimeSpan roundsTime,
+        string? fio, string noFio, CancellationToken cancellation)
     {
         try
         {
@@ -163,7 +165,7 @@ public sealed class BenchCommand : ICommand
             return new RowResult { Name = row.Name, Group = row.Group, IsAsync = row.IsAsync, OperationsPerInvocation = row.OperationsPerInvocation, Results = [], Skipped = e.Message };
         }
         FioRounds? fioRounds = row.Fio is { } job && fio is not null ? new FioRounds(fio, job, settings.FioTime) : null;
-        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation, fioRounds is null ? null : fioRounds.RunAsync, stability)
+        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation, fioRounds is null ? null : fioRounds.RunAsync, stability, roundsTime)
             .ConfigureAwait(false);
         FioResult? fioResult = fioRounds?.Median;
         string fioNote = row.Fio is null ? "—" : fioRounds is null ? noFio : fioRounds.Failure ?? "—";

@@ -19,6 +19,7 @@ namespace Spindle.Tool.Bench;
 public static class Harness
 {
     private const int MaxInvocationsPerBatch = 100_000;
+    private const int MinimumRounds = 7;   // never fewer, whatever the time: a median and an interval need them
     private const int MaxLatencySamples = 1 << 21;   // per contender and row: 16 MiB of ticks at most
 
     /// <summary>
@@ -26,14 +27,23 @@ public static class Harness
     /// round's rotation beside the contenders (fio: <see cref="FioRounds"/>).
     /// </summary>
     public static async Task<IReadOnlyList<ContenderResult>> MeasureAsync(Workload row, HarnessSettings settings, CancellationToken cancellation,
-        Func<CancellationToken, Task>? outsider = null, TimeSpan? stabilityTime = null)
+        Func<CancellationToken, Task>? outsider = null, TimeSpan? stabilityTime = null, TimeSpan? roundsTime = null)
     {
         IReadOnlyList<Contender> contenders = row.Contenders;
         var batch = new int[contenders.Count];
+        double roundNs = 0;
         for (int i = 0; i < contenders.Count; i++)
         {
             double invocationNs = await WarmUpAsync(row, contenders[i], settings, cancellation).ConfigureAwait(false);
             batch[i] = BatchSize(settings, invocationNs);
+            roundNs += batch[i] * invocationNs;
+        }
+        // A row whose single call outlasts a round (a large file on a busy machine) gets fewer rounds, never under
+        // MinimumRounds, so that the run keeps its time budget.
+        if (roundsTime is { } planned && roundNs > 0)
+        {
+            int affordable = (int)(planned.TotalNanoseconds / roundNs);
+            settings = settings with { Rounds = Math.Clamp(affordable, Math.Min(MinimumRounds, settings.Rounds), settings.Rounds) };
         }
 
         var times = new List<double>[contenders.Count];
@@ -176,7 +186,7 @@ public static class Harness
             batches++;
             TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
             bool settled = batches >= 3 && Math.Abs(last - previous) <= 0.05 * previous;
-            if ((elapsed >= settings.WarmupTime && settled) || elapsed >= 4 * settings.WarmupTime)
+            if ((elapsed >= settings.WarmupTime && settled) || (elapsed >= 4 * settings.WarmupTime && batches >= 2))
             {
                 return last;
             }

@@ -24,7 +24,7 @@ public sealed class BenchCommand : ICommand
         O_DIRECT reads and writes, a 1 GiB file copy, and a queue-depth sweep of O_DIRECT random reads.
         Each contender warms up until its time settles; then System.IO, every Spindle engine and fio run
         interleaved round by round, and rows whose verdict is still open get more rounds of System.IO
-        and Auto (up to 21 with --quick, 31 otherwise). It starts with the verdict: how many rows Spindle
+        and Auto (up to 45 with --quick, 61 otherwise). It starts with the verdict: how many rows Spindle
         Auto (the engine you get without configuring one) is faster, equal within noise or slower than
         System.IO, and the noise measured. The table gives each median time per operation with ± its
         spread, the ratio Auto / System.IO with its 95 % interval and verdict, allocated bytes, and fio's
@@ -32,14 +32,14 @@ public sealed class BenchCommand : ICommand
         and the queue-depth sweep. Spindle's performance targets are checked in a section of their own.
         Writes bench-report.md, bench-report.json, bench-report.svg (the ratios) and bench-sweep.svg.
 
-          --quick           shrink the large files: 2 to 3 minutes in all, the help's figure measured on a
-                            2-core machine (a full run: about 10 minutes)
+          --quick           shrink the large files and plan for 2 minutes (a full run plans for 10); a busy
+                            machine stretches both: a quick run took 8 1/2 minutes on 2 cores at load 40-50
           --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
                             several patterns separated by |, e.g. 'RandomRead4K*|Sequential*' or 'Sweep*'
           --dir PATH        where the benchmark files go (default: the current directory); O_DIRECT
                             rows are skipped on file systems without direct I/O
           --out PATH        where the reports go (default: the current directory)
-          --rounds N        measured rounds per contender before the stability stage (default 9, --quick 7)
+          --rounds N        measured rounds per contender before the stability stage (default 21, --quick 15)
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
           --clients         instead: FASTER, ZoneTree and LiteDB on Spindle vs their Linux defaults (source tree only)

@@ -81,7 +81,7 @@ public static class Harness
                         continue;
                     }
                     row.Latencies = latencies[i];
-                    (double ns, double bytes, double cpuNs) = await RunCleanBatchAsync(row, contenders[i], batch[i]).ConfigureAwait(false);
+                    (double ns, double bytes, double cpuNs) = await RunCleanBatchAsync(row, contenders[i], batch[i], settings.RetryPreempted).ConfigureAwait(false);
                     row.Latencies = null;
                     double operations = (double)batch[i] * row.OperationsPerInvocation;
                     times[i].Add(ns / operations);
@@ -144,7 +144,7 @@ public static class Harness
             foreach (int i in systemFirst ? [s, a] : new[] { a, s })
             {
                 cancellation.ThrowIfCancellationRequested();
-                (double ns, _, _) = await RunCleanBatchAsync(row, row.Contenders[i], batch[i]).ConfigureAwait(false);
+                (double ns, _, _) = await RunCleanBatchAsync(row, row.Contenders[i], batch[i], settings.RetryPreempted).ConfigureAwait(false);
                 times[i].Add(ns / ((double)batch[i] * row.OperationsPerInvocation));
             }
         }
@@ -203,14 +203,14 @@ public static class Harness
     private const double RetryBelowNs = 5e6;
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private static async ValueTask<(double Ns, double Bytes, double CpuNs)> RunCleanBatchAsync(Workload row, Contender contender, int invocations)
+    private static async ValueTask<(double Ns, double Bytes, double CpuNs)> RunCleanBatchAsync(Workload row, Contender contender, int invocations, bool retry)
     {
         for (int attempt = 0; ; attempt++)
         {
             long before = ProcessCpu.InvoluntarySwitches();
             (double Ns, double Bytes, double CpuNs) result = await RunBatchAsync(row, contender, invocations).ConfigureAwait(false);
             long after = ProcessCpu.InvoluntarySwitches();
-            if (after == before || before < 0 || attempt == PreemptedRetries || result.Ns > RetryBelowNs)
+            if (!retry || after == before || before < 0 || attempt == PreemptedRetries || result.Ns > RetryBelowNs)
             {
                 return result;
             }

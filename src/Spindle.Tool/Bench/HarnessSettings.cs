@@ -10,6 +10,9 @@ namespace Spindle.Tool.Bench;
 /// <param name="FioTime">fio's <c>--runtime</c> in each round, for rows that have a fio figure.</param>
 public sealed record HarnessSettings(int Rounds, TimeSpan WarmupTime, TimeSpan RoundTime, TimeSpan FioTime)
 {
+    /// <summary>True to run a short batch again when the scheduler switched one of the process's threads out during it.</summary>
+    public bool RetryPreempted { get; init; }
+
     /// <summary>Rounds in which fio (or another outsider) takes its turn, spread evenly over the rounds.</summary>
     public int OutsiderRounds { get; init; } = Rounds;
 
@@ -30,6 +33,7 @@ public sealed record HarnessSettings(int Rounds, TimeSpan WarmupTime, TimeSpan R
     {
         OutsiderRounds = 7,
         MaxRounds = 61,
+        RetryPreempted = true,
         StabilityTime = TimeSpan.FromSeconds(4),
         Budget = TimeSpan.FromMinutes(10),
     };
@@ -39,6 +43,7 @@ public sealed record HarnessSettings(int Rounds, TimeSpan WarmupTime, TimeSpan R
     {
         OutsiderRounds = 5,
         MaxRounds = 45,
+        RetryPreempted = true,
         StabilityTime = TimeSpan.FromSeconds(1),
         Budget = TimeSpan.FromMinutes(2),
     };

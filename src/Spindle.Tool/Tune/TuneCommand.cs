@@ -36,7 +36,7 @@ public sealed class TuneCommand : ICommand
           --reads CASE    cold (default): the file's pages are dropped from the page cache before each
                           read pass, so reads come from the device; warm: the file is cached, as for a
                           hot file read again and again
-          --quick         4 sizes per axis instead of 9, smaller file: about a minute
+          --quick         4 sizes per axis instead of 9, an 8 MB file: well under a minute
           --top N         rows per table (default 10)
           --out PATH      where tune-heatmap.svg goes (default: the current directory)
 

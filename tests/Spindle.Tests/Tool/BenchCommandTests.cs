@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Xml.Linq;
 using Spindle.Tests.Infrastructure;
+using Spindle.Tool.Reports;
 
 namespace Spindle.Tests.Tool;
 
@@ -73,7 +74,10 @@ public class BenchCommandTests
             Assert.Contains($"| {row} |", markdown);
             Assert.Contains(row, svgTexts);
         }
-        Assert.Equal(expectedRows.Length, svg.Descendants().Count(e => e.Name.LocalName == "rect" && e.Attribute("fill")?.Value is "#3a9d5d" or "#d0534a"));
+        // One bar per row (the rects with a tooltip; the legend's squares have none), coloured by its verdict.
+        XElement[] bars = svg.Descendants().Where(e => e.Name.LocalName == "rect" && e.Elements().Any(c => c.Name.LocalName == "title")).ToArray();
+        Assert.Equal(expectedRows.Length, bars.Length);
+        Assert.All(bars, b => Assert.Contains(b.Attribute("fill")!.Value, new[] { RatioChart.FasterColor, RatioChart.EqualColor, RatioChart.SlowerColor }));
         Assert.Contains(svgTexts, t => t.Contains("Spindle Auto", StringComparison.Ordinal));
         Assert.DoesNotContain(svgTexts, t => t.Contains("SPEC", StringComparison.Ordinal));
         Assert.Contains("## CPU and latency per operation", markdown);

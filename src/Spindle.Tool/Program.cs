@@ -23,12 +23,21 @@ public static class Program
     public static int Main(string[] args)
     {
         using var signals = new StopSignals();
-        return Run(args, new ToolConsole(Console.Out, Console.Error, signals.Token)
+        try
         {
-            ErrorIsTerminal = !Console.IsErrorRedirected,
-            CancelledExitCode = () => signals.ExitCode,
-            CancelledBy = () => signals.Name,
-        });
+            return Run(args, new ToolConsole(new StandardOutput(Console.Out), Console.Error, signals.Token)
+            {
+                ErrorIsTerminal = !Console.IsErrorRedirected,
+                CancelledExitCode = () => signals.ExitCode,
+                CancelledBy = () => signals.Name,
+            });
+        }
+        catch (ToolException e)
+        {
+            // Only standard output's failures get here (help and version are written outside a command).
+            Console.Error.WriteLine($"spindle: {OneLine(e.Message)}");
+            return 1;
+        }
     }
 
     /// <summary>Runs a command against the given console; the entry point of tests.</summary>
@@ -51,6 +60,11 @@ public static class Program
         }
         if (args[0] is "--version" or "-v")
         {
+            if (args.Count > 1)
+            {
+                console.Error.WriteLine($"spindle: {args[0]} takes no arguments, got '{args[1]}' (spindle --help for usage)");
+                return 2;
+            }
             console.Out.WriteLine($"spindle {typeof(SpindleFile).Assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion}");
             return 0;
         }

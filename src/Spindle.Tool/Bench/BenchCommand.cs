@@ -5,7 +5,7 @@ using Spindle.Tool.Reports;
 
 namespace Spindle.Tool.Bench;
 
-/// <summary><c>spindle bench</c>: the benchmark matrix (SPEC §5), System.IO and Spindle side by side in one process.</summary>
+/// <summary><c>spindle bench</c>: the benchmark matrix, System.IO and Spindle side by side in one process.</summary>
 public sealed class BenchCommand : ICommand
 {
     /// <inheritdoc />
@@ -22,11 +22,14 @@ public sealed class BenchCommand : ICommand
         matrix: FileStream and RandomAccess reads, writes, seeks and copies as .NET's own benchmarks do
         them, 4 KiB random reads (page cache and O_DIRECT, 1 to 128 in flight), sequential 1 MiB
         O_DIRECT reads and writes, a 1 GiB file copy, and a queue-depth sweep of O_DIRECT random reads.
-        System.IO, every Spindle engine and fio run interleaved round by round. One table shows the median
-        time per operation of each, the headline ratio Spindle Auto / System.IO (Auto is the engine you
-        get without configuring one), allocated bytes per operation, and fio's (or cp's) figure where a
-        row has one; a second table gives CPU time and p50/p99 latency per operation beside fio's for the
-        random-read, sequential and sweep rows, and a third the sweep (operations per second by depth).
+        Each contender warms up until its time settles; then System.IO, every Spindle engine and fio run
+        interleaved round by round, and rows whose verdict is still open get more rounds of System.IO
+        and Auto (up to 45 with --quick, 61 otherwise). It starts with the verdict: how many rows Spindle
+        Auto (the engine you get without configuring one) is faster, equal within noise or slower than
+        System.IO, and the noise measured. The table gives each median time per operation with ± its
+        spread, the ratio Auto / System.IO with its 95 % interval and verdict, allocated bytes, and fio's
+        (or cp's) figure where a row has one; more tables give CPU time and p50/p99 latency beside fio's
+        and the queue-depth sweep. Spindle's performance targets are checked in a section of their own.
         Writes bench-report.md, bench-report.json, bench-report.svg (the ratios) and bench-sweep.svg.
 
         The dispatch matrix (rows Dispatch/STORAGE/qdN/spinCus/CORES) measures where completions and their
@@ -36,13 +39,14 @@ public sealed class BenchCommand : ICommand
         Auto, fio's io_uring and psync engines as the limit, each cell's targets marked. --quick runs a
         small subset; --filter 'Dispatch*' the whole matrix, --filter 'Dispatch/tmpfs*' one storage.
 
-          --quick           shrink the large files and the rounds: about a minute in all
+          --quick           shrink the large files and plan for 2 minutes (a full run plans for 10); a busy
+                            machine stretches both: a quick run took 8 1/2 minutes on 2 cores at load 40-50
           --filter PATTERN  only rows whose name contains PATTERN, or matches it as a glob (* and ?);
                             several patterns separated by |, e.g. 'RandomRead4K*|Sequential*' or 'Sweep*'
           --dir PATH        where the benchmark files go (default: the current directory); O_DIRECT
                             rows are skipped on file systems without direct I/O
           --out PATH        where the reports go (default: the current directory)
-          --rounds N        measured rounds per contender (default 9, --quick 5)
+          --rounds N        measured rounds per contender before the stability stage (default 21, --quick 15)
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
           --clients         instead: FASTER, ZoneTree and LiteDB on Spindle vs their Linux defaults (source tree only)
@@ -70,7 +74,8 @@ public sealed class BenchCommand : ICommand
         }
         bool quick = line.Has("--quick");
         HarnessSettings settings = quick ? HarnessSettings.Quick : HarnessSettings.Full;
-        settings = settings with { Rounds = line.Int("--rounds", settings.Rounds) };
+        int rounds = line.Int("--rounds", settings.Rounds);
+        settings = settings with { Rounds = rounds, MaxRounds = Math.Max(settings.MaxRounds, rounds) };
         if (line.Value("--filter") is { } pattern && pattern.Split('|').All(string.IsNullOrWhiteSpace))
         {
             throw new UsageException("--filter needs a pattern (leave --filter out to run every row; spindle bench --list shows them)");
@@ -106,9 +111,14 @@ public sealed class BenchCommand : ICommand
 
         BenchOutput.WriteTables(report, console.Out);
         IReadOnlyList<string> written = BenchOutput.WriteFiles(report, output);
-        int missed = report.Rows.Sum(r => SpecTargets.Evaluate(r).Count(c => c.Met == false)) + DispatchReport.Missed(report.Dispatch);
+        var summary = new BenchSummary(report.Rows);
         console.Out.WriteLine();
-        console.Out.WriteLine($"{report.Rows.Count + cells.Count} rows in {report.Elapsed.TotalSeconds:0} s; {missed} performance target checks not met (see the report)");
+        console.Out.WriteLine($"{report.Rows.Count} rows in {report.Elapsed.TotalSeconds:0} s{(quick ? " (--quick)" : "")}. {summary.Headline()}");
+        console.Out.WriteLine(summary.TargetsLine());
+        if (cells.Count > 0)
+        {
+            console.Out.WriteLine($"dispatch matrix: {cells.Count} cells, {DispatchReport.Missed(report.Dispatch)} target checks not met (see the report)");
+        }
         console.Out.WriteLine($"engines: {report.Engines}");
         console.Out.WriteLine($"wrote {string.Join(", ", written)}");
         return 0;
@@ -127,7 +137,10 @@ public sealed class BenchCommand : ICommand
             for (int i = 0; i < rows.Count; i++)
             {
                 progress.Report(i, rows.Count, $"row {i + 1} of {rows.Count}: {rows[i].Name}");
-                results.Add(await RunRowAsync(rows[i], files, settings, fio, noFio, console.Cancellation).ConfigureAwait(false));
+                TimeSpan stability = StabilityAllowance(settings, clock.Elapsed, i, rows.Count - i);
+                // The rounds of each row share what is left of the budget (a few rows with long calls get fewer rounds).
+                TimeSpan roundsTime = TimeSpan.FromTicks(Math.Max(settings.Budget.Ticks - clock.Elapsed.Ticks, settings.Budget.Ticks / 4) / (rows.Count - i) / 2);
+                results.Add(await RunRowAsync(rows[i], files, settings, stability, roundsTime, fio, noFio, console.Cancellation).ConfigureAwait(false));
             }
         }
         finally
@@ -151,7 +164,20 @@ public sealed class BenchCommand : ICommand
         };
     }
 
-    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, string? fio, string noFio, CancellationToken cancellation)
+    // The stability stage's time for the next row: at most the per-row allowance, and no more than the budget
+    // leaves once the remaining rows have had the time the rows so far took on average.
+    private static TimeSpan StabilityAllowance(HarnessSettings settings, TimeSpan elapsed, int done, int left)
+    {
+        if (done == 0)
+        {
+            return settings.StabilityTime;
+        }
+        TimeSpan slack = settings.Budget - elapsed - elapsed / done * left;
+        return slack <= TimeSpan.Zero ? TimeSpan.Zero : TimeSpan.FromTicks(Math.Min(settings.StabilityTime.Ticks, slack.Ticks / left));
+    }
+
+    private static async Task<RowResult> RunRowAsync(Workload row, BenchFiles files, HarnessSettings settings, TimeSpan stability, TimeSpan roundsTime,
+        string? fio, string noFio, CancellationToken cancellation)
     {
         try
         {
@@ -162,7 +188,8 @@ public sealed class BenchCommand : ICommand
             return new RowResult { Name = row.Name, Group = row.Group, IsAsync = row.IsAsync, OperationsPerInvocation = row.OperationsPerInvocation, Results = [], Skipped = e.Message };
         }
         FioRounds? fioRounds = row.Fio is { } job && fio is not null ? new FioRounds(fio, job, settings.FioTime) : null;
-        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation, fioRounds is null ? null : fioRounds.RunAsync).ConfigureAwait(false);
+        IReadOnlyList<ContenderResult> measured = await Harness.MeasureAsync(row, settings, cancellation, fioRounds is null ? null : fioRounds.RunAsync, stability, roundsTime)
+            .ConfigureAwait(false);
         FioResult? fioResult = fioRounds?.Median;
         string fioNote = row.Fio is null ? "—" : fioRounds is null ? noFio : fioRounds.Failure ?? "—";
         if (row.Reference is { } reference)

@@ -20,7 +20,14 @@ internal static partial class ProcessCpu
         return (usage.UserSeconds + usage.SystemSeconds) * 1_000_000_000 + (usage.UserMicroseconds + usage.SystemMicroseconds) * 1_000;
     }
 
-    // struct rusage on 64-bit Linux: two struct timeval, then 14 longs this code does not read.
+    /// <summary>
+    /// How many times so far a thread of this process was switched out because its time slice ended or another
+    /// task preempted it (<c>ru_nivcsw</c>), or -1 when the kernel does not say. A batch during which it grew was
+    /// interrupted by other work on the machine.
+    /// </summary>
+    public static long InvoluntarySwitches() => GetRusage(RusageSelf, out Rusage usage) == 0 ? usage.InvoluntarySwitches : -1;
+
+    // struct rusage on 64-bit Linux: two struct timeval, then 14 longs, the last ru_nivcsw.
     [StructLayout(LayoutKind.Sequential)]
     private struct Rusage
     {
@@ -28,7 +35,8 @@ internal static partial class ProcessCpu
         public long UserMicroseconds;
         public long SystemSeconds;
         public long SystemMicroseconds;
-        private unsafe fixed long _rest[14];
+        private unsafe fixed long _rest[13];
+        public long InvoluntarySwitches;
     }
 
     [LibraryImport("libc", EntryPoint = "getrusage")]

@@ -13,6 +13,13 @@ namespace Spindle.Tool.Bench;
 public sealed record ContenderResult(Contender Contender, double MedianNs, double MinNs, double MaxNs,
     double AllocatedBytesPerOperation, int Rounds, int InvocationsPerRound)
 {
+    /// <summary>The time per operation of every measured round, in order (the stability stage's rounds last).</summary>
+    public IReadOnlyList<double> RoundNs { get; init; } = [];
+
+    /// <summary>The relative half-width of the confidence interval of <see cref="MedianNs"/> (0.04 = ±4 %); NaN without rounds.</summary>
+    public double Spread => RoundNs.Count > 0 ? RatioEstimate.RelativeSpread(RoundNs)
+        : MedianNs > 0 ? (MaxNs - MinNs) / 2 / MedianNs : double.NaN;
+
     /// <summary>Process CPU time (user + system, every thread) per operation, median over the rounds; NaN when unknown.</summary>
     public double CpuNsPerOperation { get; init; } = double.NaN;
 
@@ -97,8 +104,34 @@ public sealed class RowResult
     /// <summary>The Spindle contender with the lowest median, or null; for reference only, never the headline.</summary>
     public ContenderResult? FastestSpindle => Results.Where(r => r.Contender != Contender.SystemIO).MinBy(r => r.MedianNs);
 
-    /// <summary>Spindle Auto's median over System.IO's: below 1 means what a user gets from Spindle is faster.</summary>
-    public double Ratio => SystemIO is { } s && Auto is { } a && s.MedianNs > 0 ? a.MedianNs / s.MedianNs : double.NaN;
+    /// <summary>
+    /// Spindle Auto's time over System.IO's, below 1 meaning what a user gets from Spindle is faster: the median
+    /// of the per-round ratios (the rounds in which both ran back to back), or the ratio of the medians when
+    /// per-round times are missing.
+    /// </summary>
+    public double Ratio => Estimate.Median;
+
+    /// <summary>
+    /// <see cref="Ratio"/> with its interval and verdict, from the rounds in which both ran (from the fastest
+    /// and slowest rounds when per-round times are missing).
+    /// </summary>
+    public RatioEstimate Estimate => _estimate ??= ComputeEstimate();
+
+    private RatioEstimate? _estimate;   // computed once: the rounds do not change after the run
+
+    private RatioEstimate ComputeEstimate()
+    {
+        if (SystemIO is not { } s || Auto is not { } a || !(s.MedianNs > 0))
+        {
+            return RatioEstimate.None;
+        }
+        if (s.RoundNs.Count > 0 && a.RoundNs.Count > 0)
+        {
+            return RatioEstimate.FromRounds(s.RoundNs, a.RoundNs);
+        }
+        double ratio = a.MedianNs / s.MedianNs;
+        return new RatioEstimate(ratio, Math.Min(ratio, a.MinNs / s.MaxNs), Math.Max(ratio, a.MaxNs / s.MinNs), Math.Min(s.Rounds, a.Rounds));
+    }
 
     /// <summary>The figure of one contender, or null when it did not run.</summary>
     public ContenderResult? For(Contender contender) => Results.FirstOrDefault(r => r.Contender == contender);

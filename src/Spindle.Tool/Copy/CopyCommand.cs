@@ -20,7 +20,8 @@ public sealed class CopyCommand : ICommand
 
         Copies the file SRC to DST with SpindleFile.CopyAsync (copy_file_range in the kernel where
         the file systems allow it, preallocated destination), shows a progress bar and ends with the
-        size, the time and the throughput. Ctrl-C or SIGTERM stops the copy and removes the partial
+        size, the time and the throughput. As with cp, when DST is a directory (or ends with /) the
+        copy goes into it under SRC's name. Ctrl-C or SIGTERM stops the copy and removes the partial
         DST (exit code 130 or 143).
 
           --overwrite   replace DST if it exists (otherwise an existing DST is an error)
@@ -42,6 +43,7 @@ public sealed class CopyCommand : ICommand
             throw new UsageException(line.Positional.Count < 2 ? "needs a source and a destination" : $"unexpected argument: {line.Positional[2]}");
         }
         string source = line.Positional[0], destination = line.Positional[1];
+        bool overwrite = line.Has("--overwrite");
         if (Directory.Exists(source))
         {
             throw new ToolException($"source is a directory: {source}");
@@ -50,21 +52,39 @@ public sealed class CopyCommand : ICommand
         {
             throw new ToolException($"source not found: {source}");
         }
+        destination = Destination(source, destination);
+        if (Directory.Exists(destination))
+        {
+            throw new ToolException($"destination is a directory: {destination}");
+        }
+        if (!overwrite && File.Exists(destination))
+        {
+            throw new ToolException($"destination exists: {destination} (--overwrite replaces it)");
+        }
         long length = new FileInfo(source).Length;
         var progress = console.Progress();
         var reporter = new SynchronousProgress(copied => progress.Report(copied, length, $"{Units.Bytes(copied)} of {Units.Bytes(length)}"));
         var clock = Stopwatch.StartNew();
         try
         {
-            SpindleFile.CopyAsync(source, destination, line.Has("--overwrite"), reporter, console.Cancellation).GetAwaiter().GetResult();
+            SpindleFile.CopyAsync(source, destination, overwrite, reporter, console.Cancellation).GetAwaiter().GetResult();
         }
         catch (FileNotFoundException)
         {
             throw new ToolException($"source not found: {source}");
         }
-        catch (IOException) when (!line.Has("--overwrite") && File.Exists(destination))
+        catch (DirectoryNotFoundException)
         {
+            throw new ToolException($"destination directory not found: {Path.GetDirectoryName(destination)}");
+        }
+        catch (IOException e) when (e.HResult == Eexist && !overwrite)
+        {
+            // Created by someone else between the check above and the copy.
             throw new ToolException($"destination exists: {destination} (--overwrite replaces it)");
+        }
+        catch (IOException e)
+        {
+            throw new ToolException($"copying {source} to {destination} failed: {e.Message}");
         }
         catch (UnauthorizedAccessException e)
         {
@@ -79,6 +99,26 @@ public sealed class CopyCommand : ICommand
         console.Out.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"copied {Units.Bytes(length)} ({length} bytes) in {clock.Elapsed.TotalSeconds:0.000} s, {length / seconds / Units.MiB:0.0} MiB/s"));
         return 0;
+    }
+
+    private const int Eexist = 17;   // errno of an existing destination; Spindle's IOException carries it as HResult, as System.IO's does
+
+    /// <summary>
+    /// Where the copy goes, by cp's rule: into <paramref name="destination"/> under the source's name when it is
+    /// an existing directory or ends with a slash (then it must be a directory: a missing one is an error).
+    /// </summary>
+    public static string Destination(string source, string destination)
+    {
+        bool slash = destination.EndsWith('/');
+        if (Directory.Exists(destination))
+        {
+            return Path.Combine(destination, Path.GetFileName(source));
+        }
+        if (slash)
+        {
+            throw new ToolException($"destination directory not found: {destination}");
+        }
+        return destination;
     }
 
     // Progress<T> posts to the thread pool and can report after the copy ended; this reports in place.

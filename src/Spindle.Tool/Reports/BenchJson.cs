@@ -29,6 +29,8 @@ public static class BenchJson
                     ["p99Ns"] = Number(result.P99Ns),
                     ["latencySamples"] = result.LatencySamples,
                     ["rounds"] = result.Rounds,
+                    ["spread"] = Number(result.Spread),
+                    ["roundNs"] = new JsonArray(result.RoundNs.Select(v => Number(v)).ToArray()),
                     ["invocationsPerRound"] = result.InvocationsPerRound,
                 };
             }
@@ -48,6 +50,10 @@ public static class BenchJson
                 ["skipped"] = row.Skipped,
                 ["results"] = results,
                 ["autoRatio"] = Number(row.Ratio),
+                ["autoRatioLow"] = Number(row.Estimate.Low),
+                ["autoRatioHigh"] = Number(row.Estimate.High),
+                ["pairedRounds"] = row.Estimate.Rounds,
+                ["verdict"] = BenchTable.VerdictText(row.Estimate.Verdict),
                 ["fastestSpindle"] = row.FastestSpindle?.Contender.Title(),
                 ["fio"] = row.Fio is { } fio
                     ? new JsonObject
@@ -65,8 +71,21 @@ public static class BenchJson
                 ["targets"] = targets,
             });
         }
+        var summary = new BenchSummary(report.Rows);
         var root = new JsonObject
         {
+            ["summary"] = new JsonObject
+            {
+                ["faster"] = summary.Faster,
+                ["equal"] = summary.Equal,
+                ["slower"] = summary.Slower,
+                ["medianNoise"] = Number(summary.MedianNoise),
+                ["widestNoise"] = Number(summary.WidestNoise),
+                ["tieBand"] = RatioEstimate.TieBand,
+                ["targetsMet"] = summary.Targets.Met,
+                ["targetsNotMet"] = summary.Targets.NotMet,
+                ["targetsNotCheckable"] = summary.Targets.Unknown,
+            },
             ["date"] = report.Date.ToString("O"),
             ["quick"] = report.Quick,
             ["elapsedSeconds"] = Math.Round(report.Elapsed.TotalSeconds, 1),
@@ -88,6 +107,7 @@ public static class BenchJson
             ["settings"] = new JsonObject
             {
                 ["rounds"] = report.Settings.Rounds,
+                ["maxRounds"] = report.Settings.MaxRounds,
                 ["warmupMs"] = report.Settings.WarmupTime.TotalMilliseconds,
                 ["roundMs"] = report.Settings.RoundTime.TotalMilliseconds,
                 ["fioSeconds"] = report.Settings.FioTime.TotalSeconds,

@@ -22,7 +22,20 @@ public static class BenchMarkdown
         text.AppendLine($"- Machine: {report.Machine}");
         text.AppendLine($"- Files in: `{report.Directory}`");
         text.AppendLine($"- Spindle engines: {report.Engines}");
-        text.AppendLine($"- Harness: {report.Settings.Rounds} rounds per contender, System.IO and Spindle interleaved, median time per operation; fio: {report.FioVersion ?? FioRunner.NotInstalled}");
+        text.AppendLine($"- Harness: a warm-up until each contender's time settles, then {report.Settings.Rounds} rounds per contender (at least 7 where a single call is long, to keep the time budget), System.IO and Spindle interleaved; "
+            + $"rows whose verdict was still open got up to {report.Settings.MaxRounds} paired rounds of System.IO and Auto; fio: {report.FioVersion ?? FioRunner.NotInstalled}");
+        text.AppendLine();
+        var summary = new BenchSummary(report.Rows);
+        text.AppendLine("## Verdict");
+        text.AppendLine();
+        text.AppendLine($"**{summary.Headline()}.**");
+        text.AppendLine();
+        text.AppendLine("Each row's ratio is the median over the rounds of Auto's time / System.IO's time in the same round; the interval is a 95 % confidence interval for that median "
+            + $"(order statistics of the rounds). **faster**: the whole interval is below {1 - RatioEstimate.TieBand:0.00}; **slower**: the whole interval is above {1 + RatioEstimate.TieBand:0.00}; "
+            + "**equal**: the interval reaches into that band, so this run cannot tell them apart. Each time has ± the half-width of its own 95 % interval over the rounds. "
+            + "The performance targets are a separate section below.");
+        text.AppendLine();
+        text.AppendLine("## Results");
         text.AppendLine();
         text.AppendLine("Times are the median per operation (one operation = one invocation of the row: the whole file for transfer rows, one read for the random-read rows, one block for the sequential rows). "
             + $"**{BenchTable.RatioTitle}** is Spindle with its defaults (engine `Auto`, what a user gets without configuring anything) against System.IO; below 1.00 Spindle is faster. "
@@ -61,7 +74,9 @@ public static class BenchMarkdown
         }
         DispatchReport.AppendMarkdown(report.Dispatch, text);
         text.AppendLine();
-        text.AppendLine("## Performance targets (Spindle's goals against System.IO and fio, checked on Spindle Auto)");
+        text.AppendLine("## Performance targets");
+        text.AppendLine();
+        text.AppendLine($"Spindle's own goals against System.IO and fio, checked on Spindle Auto's medians (for people who track them; the verdict above does not depend on them): {summary.TargetsLine().Replace(" (the \"Performance targets\" section of bench-report.md)", "")}.");
         text.AppendLine();
         text.Append(TargetsTable(report.Rows).ToMarkdown());
         return text.ToString();

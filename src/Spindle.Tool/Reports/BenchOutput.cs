@@ -6,11 +6,13 @@ namespace Spindle.Tool.Reports;
 /// <summary>Where a finished <c>spindle bench</c> run goes: its tables on the console, its four report files on disk.</summary>
 public static class BenchOutput
 {
-    /// <summary>The main table, then the CPU and latency table and the sweep table when their rows ran.</summary>
+    /// <summary>The headline verdict, the main table, then the CPU and latency table and the sweep table when their rows ran.</summary>
     public static void WriteTables(BenchReport report, TextWriter writer)
     {
         if (report.Rows.Count > 0)
         {
+            writer.WriteLine(new BenchSummary(report.Rows).Headline());
+            writer.WriteLine();
             writer.Write(BenchTable.Build(report.Rows).ToConsole());
         }
         TextTable cpu = BenchTable.CpuAndLatency(report.Rows);
@@ -42,7 +44,7 @@ public static class BenchOutput
         string ratios = Path.Combine(directory, RatioChartFile);
         File.WriteAllText(markdown, BenchMarkdown.Write(report, RatioChartFile, sweepChart is null ? null : SweepChartFile));
         File.WriteAllText(json, BenchJson.Write(report));
-        SvgFile.Save(RatioChart.Build(report.Rows, $"spindle bench, {report.Date:yyyy-MM-dd}", report.Engines), ratios);
+        SvgFile.Save(RatioChart.Build(report.Rows, ChartTitle(report), report.Engines), ratios);
         if (sweepChart is null)
         {
             return [markdown, json, ratios];
@@ -51,4 +53,8 @@ public static class BenchOutput
         SvgFile.Save(sweepChart, sweep);
         return [markdown, json, ratios, sweep];
     }
+
+    /// <summary>The ratio chart's title: the date, and whether the run was <c>--quick</c>.</summary>
+    public static string ChartTitle(BenchReport report) =>
+        $"spindle bench, {report.Date:yyyy-MM-dd HH:mm} UTC" + (report.Quick ? " — --quick run (shrunk files, fewer rounds)" : "");
 }

@@ -13,28 +13,37 @@ public static class BenchTable
     /// <summary>The title of the ratio column: the default engine against System.IO.</summary>
     public const string RatioTitle = "Auto / System.IO";
 
-    /// <summary>The main table of a run.</summary>
+    /// <summary>The title of the interval column.</summary>
+    public const string IntervalTitle = "95 % interval";
+
+    /// <summary>
+    /// The main table of a run: each time is the median per operation with ± the relative half-width of its
+    /// 95 % interval over the rounds; the ratio has its own interval and the verdict it supports.
+    /// </summary>
     public static TextTable Build(IReadOnlyList<RowResult> rows)
     {
         string[] headers =
         [
-            "Row", "System.IO", Contender.SpindleAuto.Title(), RatioTitle,
+            "Row", "System.IO", Contender.SpindleAuto.Title(), RatioTitle, IntervalTitle, "Verdict",
             .. Contenders.NamedEngines.Select(c => c.Title()), "Alloc System.IO", "Alloc Auto", "fio / cp",
         ];
-        bool[] right = [false, true, true, true, true, true, true, true, true, false];
+        bool[] right = [false, true, true, true, true, false, true, true, true, true, true, false];
         var table = new TextTable(headers, right);
         foreach (RowResult row in rows)
         {
             if (row.Skipped is not null)
             {
-                table.Add(row.Name, "skipped", "", "", "", "", "", "", "", row.Skipped);
+                table.Add(row.Name, "skipped", "", "", "", "", "", "", "", "", "", row.Skipped);
                 continue;
             }
+            RatioEstimate estimate = row.Estimate;
             table.Add(
                 row.Name,
                 Time(row.SystemIO),
                 Time(row.Auto),
                 Ratio(row.Ratio),
+                Interval(estimate),
+                VerdictText(estimate.Verdict),
                 Time(row.For(Contender.SpindleSync)),
                 Time(row.For(Contender.SpindleThreadPool)),
                 Time(row.For(Contender.SpindleIoUring)),
@@ -113,7 +122,25 @@ public static class BenchTable
     public static string Rate(double perSecond) =>
         double.IsFinite(perSecond) ? perSecond.ToString("N0", CultureInfo.InvariantCulture) : "n/a";
 
+    /// <summary>The verdict as the tables and the chart name it.</summary>
+    public static string VerdictText(Verdict verdict) => verdict switch
+    {
+        Verdict.Faster => "faster",
+        Verdict.Slower => "slower",
+        Verdict.Equal => "equal",
+        _ => "n/a",
+    };
+
+    /// <summary>A ratio's interval, <c>0.88–0.97</c>.</summary>
+    public static string Interval(RatioEstimate estimate) => double.IsFinite(estimate.Low) && double.IsFinite(estimate.High)
+        ? string.Create(CultureInfo.InvariantCulture, $"{estimate.Low:0.00}–{estimate.High:0.00}")
+        : "n/a";
+
     private static string Ratio(double ratio) => double.IsNaN(ratio) ? "n/a" : ratio.ToString("0.00", CultureInfo.InvariantCulture);
 
-    private static string Time(ContenderResult? result) => result is null ? "—" : Units.Nanoseconds(result.MedianNs);
+    private static string Time(ContenderResult? result) => result is null ? "—"
+        : double.IsFinite(result.Spread) ? Units.Nanoseconds(result.MedianNs) + " ±" + Spread(result.Spread)
+        : Units.Nanoseconds(result.MedianNs);
+
+    private static string Spread(double fraction) => (fraction * 100).ToString("0", CultureInfo.InvariantCulture) + "%";
 }

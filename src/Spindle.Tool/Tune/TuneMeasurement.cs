@@ -10,10 +10,36 @@ namespace Spindle.Tool.Tune;
 /// <param name="Option">The options.</param>
 /// <param name="Time">The median time of a pass over the whole file.</param>
 /// <param name="Extrapolated">True when a pass hit the time cap and its time was scaled up from the part done.</param>
-public sealed record TuneMeasurement(Workloads.Direction Direction, int Buffer, int Block, long Calls, TuneOption Option, TimeSpan Time, bool Extrapolated);
+public sealed record TuneMeasurement(Workloads.Direction Direction, int Buffer, int Block, long Calls, TuneOption Option, TimeSpan Time, bool Extrapolated)
+{
+    /// <summary>How many passes <see cref="Time"/> is the median of.</summary>
+    public int Passes { get; init; } = 1;
+
+    /// <summary>
+    /// The relative half-width of the 95 % interval of <see cref="Time"/> over its passes (0.04 = ±4 %; the
+    /// passes' whole range when there are few); NaN for a single pass.
+    /// </summary>
+    public double Spread { get; init; } = double.NaN;
+
+    /// <summary>True for a finalist: measured again, side by side with the other finalists.</summary>
+    public bool Final { get; init; }
+}
+
+/// <summary>What the read passes measure.</summary>
+public enum ReadCase
+{
+    /// <summary>
+    /// The file's pages are dropped from the page cache before each pass (<c>posix_fadvise(DONTNEED)</c> after
+    /// <c>fsync</c>, allowed for any file the user can open), so reads come from the device.
+    /// </summary>
+    Cold,
+
+    /// <summary>The file is in the page cache: what repeated reads of a hot file see.</summary>
+    Warm,
+}
 
 /// <summary>Writes and reads the sweep's file through a stream, the way the seed's program did.</summary>
-internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisposable
+internal sealed class TunePass(string path, long fileSize, TimeSpan cap, ReadCase readCase = ReadCase.Warm) : IDisposable
 {
     // Page-aligned like a real I/O buffer; the direct stream takes unaligned blocks too, through its aligned window.
     private Workloads.AlignedBuffer? _block;
@@ -44,6 +70,10 @@ internal sealed class TunePass(string path, long fileSize, TimeSpan cap) : IDisp
     public (TimeSpan Time, bool Capped) Read(int buffer, int block, TuneOption option)
     {
         Memory<byte> data = Block(block);
+        if (readCase == ReadCase.Cold)
+        {
+            PageCache.Drop(path);
+        }
         long start = Stopwatch.GetTimestamp();
         long read = 0;
         using (Stream stream = Open(FileMode.Open, FileAccess.Read, buffer, option))

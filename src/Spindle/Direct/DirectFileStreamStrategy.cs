@@ -14,7 +14,9 @@ namespace Spindle.Direct;
 /// first reads the blocks it changes (read-modify-write), a flush writes the changed blocks in one
 /// <c>pwrite</c>, and a flush that had to pad the file's last block puts the length back with <c>ftruncate</c>.
 /// The kernel reads into and writes from the window itself, so the base's rules matter most here: the window is
-/// given back only once no operation uses it.
+/// given back only once no operation uses it. A write at an aligned position from an aligned buffer at least as
+/// large as the window skips it (after a flush) and goes to the kernel in one call, as FileStream bypasses its
+/// buffer for large requests.
 /// </summary>
 internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
 {
@@ -185,9 +187,25 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         }
     }
 
-    private void WriteInTurn(ReadOnlySpan<byte> source)
+    private unsafe void WriteInTurn(ReadOnlySpan<byte> source)
     {
         long position = Position;
+        if (source.Length >= _capacity && _alignment.IsAligned(position))
+        {
+            // Pinned for the check and the write, so the address cannot move between them.
+            fixed (byte* address = source)
+            {
+                if (_alignment.IsAligned((nuint)address))
+                {
+                    int direct = (int)_alignment.AlignDown(source.Length);
+                    FlushWindow();
+                    HandleIo.Write(_handle, source[..direct], position);
+                    Bypassed(position, direct);
+                    position += direct;
+                    source = source[direct..];
+                }
+            }
+        }
         while (source.Length > 0)
         {
             if (!Covers(position))
@@ -275,6 +293,20 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         {
             EnsureNotClosed(); // disposed while this call waited for its turn
             long position = Position;
+            if (source.Length >= _capacity && _alignment.IsAligned(position))
+            {
+                // Pinned for the check and until the kernel is done with it, so the address cannot move between them.
+                using MemoryHandle pin = source.Pin();
+                if (IsAligned(pin))
+                {
+                    int direct = (int)_alignment.AlignDown(source.Length);
+                    await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
+                    await _engine.WriteAsync(_handle, source[..direct], position, cancellationToken).ConfigureAwait(false);
+                    Bypassed(position, direct);
+                    position += direct;
+                    source = source[direct..];
+                }
+            }
             while (source.Length > 0)
             {
                 if (!Covers(position))
@@ -365,6 +397,21 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
                 _readHandle = new SafeFileHandle(fd, ownsHandle: true);
             }
             return _readHandle;
+        }
+    }
+
+    private unsafe bool IsAligned(MemoryHandle pin) => _alignment.IsAligned((nuint)pin.Pointer);
+
+    /// <summary>
+    /// After a write that went from the caller's buffer straight to the kernel (as FileStream bypasses its buffer
+    /// for requests at least as large): a window over any of those bytes now holds stale ones, so it is dropped
+    /// (it was flushed first).
+    /// </summary>
+    private void Bypassed(long position, int count)
+    {
+        if (_windowStart >= 0 && position < _windowStart + _capacity && position + count > _windowStart)
+        {
+            _windowStart = -1;
         }
     }
 

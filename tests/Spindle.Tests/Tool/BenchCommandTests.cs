@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Xml.Linq;
 using Spindle.Tests.Infrastructure;
+using Spindle.Tool.Reports;
 
 namespace Spindle.Tests.Tool;
 
@@ -37,7 +38,10 @@ public class BenchCommandTests
             double systemIO = results.GetProperty("System.IO").GetProperty("medianNs").GetDouble();
             double auto = results.GetProperty("Spindle Auto").GetProperty("medianNs").GetDouble();
             Assert.True(systemIO > 0 && auto > 0);
-            Assert.Equal(auto / systemIO, row.GetProperty("autoRatio").GetDouble(), 0.02);
+            // The ratio is the median of the per-round ratios, inside its own interval, with a verdict.
+            double ratio = row.GetProperty("autoRatio").GetDouble();
+            Assert.InRange(ratio, row.GetProperty("autoRatioLow").GetDouble(), row.GetProperty("autoRatioHigh").GetDouble());
+            Assert.Contains(row.GetProperty("verdict").GetString(), new[] { "faster", "equal", "slower" });
             foreach (JsonProperty contender in results.EnumerateObject())
             {
                 Assert.True(contender.Value.GetProperty("cpuNsPerOperation").GetDouble() > 0, $"{row.GetProperty("name")}: {contender.Name} has no CPU time");
@@ -70,7 +74,10 @@ public class BenchCommandTests
             Assert.Contains($"| {row} |", markdown);
             Assert.Contains(row, svgTexts);
         }
-        Assert.Equal(expectedRows.Length, svg.Descendants().Count(e => e.Name.LocalName == "rect" && e.Attribute("fill")?.Value is "#3a9d5d" or "#d0534a"));
+        // One bar per row (the rects with a tooltip; the legend's squares have none), coloured by its verdict.
+        XElement[] bars = svg.Descendants().Where(e => e.Name.LocalName == "rect" && e.Elements().Any(c => c.Name.LocalName == "title")).ToArray();
+        Assert.Equal(expectedRows.Length, bars.Length);
+        Assert.All(bars, b => Assert.Contains(b.Attribute("fill")!.Value, new[] { RatioChart.FasterColor, RatioChart.EqualColor, RatioChart.SlowerColor }));
         Assert.Contains(svgTexts, t => t.Contains("Spindle Auto", StringComparison.Ordinal));
         Assert.DoesNotContain(svgTexts, t => t.Contains("SPEC", StringComparison.Ordinal));
         Assert.Contains("## CPU and latency per operation", markdown);

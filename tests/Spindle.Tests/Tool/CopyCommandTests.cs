@@ -79,4 +79,79 @@ public class CopyCommandTests
         Assert.Equal(0, ToolRunner.Run("copy", "--help").ExitCode);
         Assert.Equal(2, ToolRunner.Run("copy", "only-one").ExitCode);
     }
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("/")]
+    public void Copy_into_an_existing_directory_puts_the_file_there_under_its_name_like_cp(string slash)
+    {
+        using var dir = new TempDirectory();
+        File.WriteAllText(dir.File("big.bin"), "payload");
+        Directory.CreateDirectory(dir.File("into"));
+
+        ToolRunner.Result result = ToolRunner.Run("copy", dir.File("big.bin"), dir.File("into") + slash);
+
+        Assert.True(result.ExitCode == 0, result.Error);
+        Assert.Equal("payload", File.ReadAllText(Path.Combine(dir.File("into"), "big.bin")));
+        // The same rule applies to an existing file inside: refused without --overwrite.
+        ToolRunner.Result again = ToolRunner.Run("copy", dir.File("big.bin"), dir.File("into") + slash);
+        Assert.Equal(1, again.ExitCode);
+        Assert.Equal($"spindle copy: destination exists: {Path.Combine(dir.File("into"), "big.bin")} (--overwrite replaces it)", again.Error.Trim());
+    }
+
+    [Fact]
+    public void Copy_to_a_missing_directory_named_with_a_slash_fails_with_one_line()
+    {
+        using var dir = new TempDirectory();
+        File.WriteAllText(dir.File("src.txt"), "data");
+        ToolRunner.Result result = ToolRunner.Run("copy", dir.File("src.txt"), dir.File("nowhere") + "/");
+        Assert.Equal(1, result.ExitCode);
+        Assert.Equal($"spindle copy: destination directory not found: {dir.File("nowhere")}/", result.Error.Trim());
+        Assert.False(File.Exists(dir.File("nowhere")));
+    }
+
+    [Fact]
+    public void Copy_from_a_pipe_copies_or_reports_the_failure_itself_never_an_existing_destination()
+    {
+        // What `spindle copy <(head -c 1M /dev/zero) out.bin` meets: the source is a pipe, the destination is new.
+        using var dir = new TempDirectory();
+        string fifo = dir.File("source.fifo");
+        TestLibc.CreateFifo(fifo);
+        byte[] data = new byte[1 << 20];
+        new Random(3).NextBytes(data);
+        Task writer = Task.Run(() =>
+        {
+            using var stream = new FileStream(fifo, FileMode.Open, FileAccess.Write);
+            try
+            {
+                stream.Write(data);
+            }
+            catch (IOException)
+            {
+                // The copy gave up and closed its end.
+            }
+        });
+
+        ToolRunner.Result result = ToolRunner.Run("copy", fifo, dir.File("out.bin"));
+        Assert.True(writer.Wait(TimeSpan.FromSeconds(30)) || OpenAndClose(fifo, writer));
+
+        if (result.ExitCode == 0)
+        {
+            Assert.Equal(data, File.ReadAllBytes(dir.File("out.bin")));
+            return;
+        }
+        Assert.Equal(1, result.ExitCode);
+        Assert.DoesNotContain("destination exists", result.Error);
+        Assert.StartsWith($"spindle copy: copying {fifo} to {dir.File("out.bin")} failed: ", result.Error.Trim());
+        Assert.Single(result.Error.Trim().Split('\n'));
+    }
+
+    // A copy that failed before opening the pipe leaves the writer waiting for a reader: give it one.
+    private static bool OpenAndClose(string fifo, Task writer)
+    {
+        using (new FileStream(fifo, FileMode.Open, FileAccess.Read))
+        {
+        }
+        return writer.Wait(TimeSpan.FromSeconds(30));
+    }
 }

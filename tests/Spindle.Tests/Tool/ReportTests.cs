@@ -36,7 +36,8 @@ public class ReportTests
         Assert.Equal(1.2, row.Ratio, 9);
         string table = BenchTable.Build([row]).ToConsole();
         Assert.Contains("Auto / System.IO", table);
-        Assert.Matches(@"RandomRead4K\.Direct\(QD 1, 1 GiB\)\s+100\.0 ns\s+120\.0 ns\s+1\.20\s+50\.0 ns", table);
+        // Each time with ± its spread over the rounds, the ratio with its interval and verdict.
+        Assert.Matches(@"RandomRead4K\.Direct\(QD 1, 1 GiB\)\s+100\.0 ns ±0%\s+120\.0 ns ±0%\s+1\.20\s+1\.20–1\.20\s+slower\s+50\.0 ns ±0%", table);
 
         IReadOnlyList<TargetCheck> checks = SpecTargets.Evaluate(row);
         Assert.Equal((false, "1.20"), checks.Where(c => c.Target == "Auto time ≤ 1.00 × System.IO").Select(c => (c.Met, c.Detail)).Single());
@@ -92,31 +93,90 @@ public class ReportTests
     }
 
     [Fact]
-    public void Ratio_chart_keeps_values_clear_of_the_reference_lines_and_uses_its_width()
+    public void Ratio_chart_colours_bars_by_verdict_marks_targets_apart_and_has_an_axis_covering_the_data()
     {
         RowResult[] rows =
         [
             Row("a", "RandomAccess", 0, null, Result(Contender.SystemIO, 100), Result(Contender.SpindleAuto, 130)),
-            Row("b", "RandomAccess", 0, null, Result(Contender.SystemIO, 100), Result(Contender.SpindleAuto, 45)),
-            Row("c", "Beyond", 0, null, Result(Contender.SystemIO, 100), Result(Contender.SpindleAuto, 95)),
+            Row("b", "RandomAccess", 0, null, Result(Contender.SystemIO, 100), Result(Contender.SpindleAuto, 70)),
+            Row("c", "Beyond", 0, null, Result(Contender.SystemIO, 100), Result(Contender.SpindleAuto, 99)),
         ];
         XDocument chart = RatioChart.Build(rows, "ratios", "io_uring available; Auto resolves to IoUring");
-        XElement[] bars = chart.Descendants().Where(e => e.Name.LocalName == "rect" && e.Attribute("fill")?.Value is "#3a9d5d" or "#d0534a").ToArray();
-        Assert.Equal(["#d0534a", "#3a9d5d", "#3a9d5d"], bars.Select(b => b.Attribute("fill")!.Value));
-        double[] lineX = chart.Descendants().Where(e => e.Name.LocalName == "line").Select(e => X(e, "x1")).ToArray();
-        Assert.Equal(2, lineX.Length);
-        XElement[] values = chart.Descendants().Where(e => e.Name.LocalName == "text" && e.Value is "1.30" or "0.45" or "0.95").ToArray();
-        Assert.Equal(3, values.Length);
-        // Values are right-aligned in their own column: each ends right of every bar and line, with room for its width.
-        double barsEnd = bars.Max(b => X(b, "x") + X(b, "width"));
-        Assert.All(values, v => Assert.True(X(v, "x") - 30 > Math.Max(barsEnd, lineX.Max())));
-        // The longest bar (1.30) spans most of the bar area: no empty half of the canvas.
+        // Bars are the rects with a tooltip; the legend's squares have none.
+        XElement[] bars = chart.Descendants().Where(e => e.Name.LocalName == "rect" && e.Elements().Any(c => c.Name.LocalName == "title")).ToArray();
+        // 1.30 slower (red); 0.70 faster (green) although it misses the 0.50 async target; 0.99 equal (grey).
+        Assert.Equal([RatioChart.SlowerColor, RatioChart.FasterColor, RatioChart.EqualColor], bars.Select(b => b.Attribute("fill")!.Value));
+        // The targets are diamonds of their own: 0.50 for the async RandomAccess rows, 1.00 for the Beyond row.
+        XElement[] targets = chart.Descendants().Where(e => e.Attribute("class")?.Value == "target").ToArray();
+        Assert.Equal(4, targets.Length);   // one in the legend, one per row
         double start = X(bars[0], "x");
-        Assert.True(X(bars[0], "width") > 0.9 * (values.Min(v => X(v, "x")) - 48 - start));
-        string legend = string.Join(' ', chart.Descendants().Where(e => e.Name.LocalName == "text").Select(e => e.Value));
-        Assert.Contains("Spindle Auto", legend);
+        double[] targetX = targets.Skip(1).Select(d => double.Parse(d.Attribute("points")!.Value.Split(',')[0], CultureInfo.InvariantCulture)).ToArray();
+        Assert.Equal(targetX[0], targetX[1]);
+        Assert.True(targetX[2] > targetX[0]);
+        Assert.Equal(2.0, (targetX[2] - start) / (targetX[0] - start), 1);
+        string[] texts = chart.Descendants().Where(e => e.Name.LocalName == "text").Select(e => e.Value).ToArray();
+        // Ticks from 0 past the longest bar, and an axis title.
+        double[] ticks = texts.Where(t => System.Text.RegularExpressions.Regex.IsMatch(t, @"^\d\.\d+$")).Select(t => double.Parse(t, CultureInfo.InvariantCulture)).ToArray();
+        Assert.Contains(0.0, ticks);
+        Assert.Contains(1.0, ticks);
+        Assert.True(ticks.Max() >= 1.30, $"ticks end at {ticks.Max()}");
+        Assert.Contains(texts, t => t.StartsWith("Spindle Auto time / System.IO time", StringComparison.Ordinal));
+        // Values right-aligned in their own column, clear of every bar and line.
+        XElement[] values = chart.Descendants().Where(e => e.Name.LocalName == "text" && e.Value is "1.30" or "0.70" or "0.99" && e.Attribute("text-anchor")?.Value == "end").ToArray();
+        Assert.Equal(3, values.Length);
+        double linesEnd = chart.Descendants().Where(e => e.Name.LocalName == "line").Max(e => Math.Max(X(e, "x1"), X(e, "x2")));
+        double barsEnd = bars.Max(b => X(b, "x") + X(b, "width"));
+        Assert.All(values, v => Assert.True(X(v, "x") - 30 > Math.Max(barsEnd, linesEnd)));
+        string legend = string.Join(' ', texts);
+        Assert.Contains("faster", legend);
+        Assert.Contains("equal within noise", legend);
+        Assert.Contains("slower", legend);
         Assert.Contains("Auto resolves to IoUring", legend);
         Assert.DoesNotContain("SPEC", legend);
+    }
+
+    [Fact]
+    public void The_verdict_needs_the_whole_interval_beyond_the_tie_band_and_the_interval_comes_from_the_rounds_order()
+    {
+        // 9 rounds: the 95 % interval of the median is the 2nd and 8th of the sorted ratios.
+        Assert.Equal((2.0, 8.0), RatioEstimate.MedianInterval([1, 2, 3, 4, 5, 6, 7, 8, 9]));
+        // 7 rounds or fewer: the whole range.
+        Assert.Equal((1.0, 7.0), RatioEstimate.MedianInterval([1, 2, 3, 4, 5, 6, 7]));
+        // 21 rounds: the 6th and 16th.
+        Assert.Equal((6.0, 16.0), RatioEstimate.MedianInterval(Enumerable.Range(1, 21).Select(i => (double)i).ToArray()));
+
+        Assert.Equal(Verdict.Faster, new RatioEstimate(0.80, 0.75, 0.96, 9).Verdict);
+        Assert.Equal(Verdict.Equal, new RatioEstimate(0.80, 0.60, 1.10, 9).Verdict);   // noise too wide to tell
+        Assert.Equal(Verdict.Equal, new RatioEstimate(0.985, 0.98, 0.99, 9).Verdict);   // a real but tiny difference
+        Assert.Equal(Verdict.Slower, new RatioEstimate(1.20, 1.05, 1.40, 9).Verdict);
+        Assert.True(new RatioEstimate(0.95, 0.90, 1.00, 9).Unsettled);   // more rounds could make it faster or equal
+        Assert.False(new RatioEstimate(0.80, 0.75, 0.90, 9).Unsettled);
+
+        // Paired by round: a round that slowed both contenders alike does not move the ratio.
+        RatioEstimate paired = RatioEstimate.FromRounds([100, 100, 500, 100, 100, 100, 100], [80, 80, 400, 80, 80, 80, 80]);
+        Assert.Equal(0.8, paired.Median, 9);
+        Assert.Equal(0.8, paired.High, 9);
+        Assert.Equal(Verdict.Faster, paired.Verdict);
+    }
+
+    [Fact]
+    public void The_summary_counts_faster_equal_and_slower_rows_with_the_noise_and_keeps_targets_apart()
+    {
+        static ContenderResult Rounds(Contender contender, params double[] ns) =>
+            new(contender, ns.Order().ElementAt(ns.Length / 2), ns.Min(), ns.Max(), 0, ns.Length, 1) { RoundNs = ns };
+        RowResult[] rows =
+        [
+            Row("fast", "Beyond", 0, null, Rounds(Contender.SystemIO, 100, 100, 100, 100, 100, 100, 100), Rounds(Contender.SpindleAuto, 70, 72, 71, 69, 70, 73, 70)),
+            Row("same", "Beyond", 0, null, Rounds(Contender.SystemIO, 100, 100, 100, 100, 100, 100, 100), Rounds(Contender.SpindleAuto, 90, 110, 100, 95, 105, 101, 99)),
+            Row("slow", "Beyond", 0, null, Rounds(Contender.SystemIO, 100, 100, 100, 100, 100, 100, 100), Rounds(Contender.SpindleAuto, 150, 160, 155, 150, 152, 158, 151)),
+        ];
+        var summary = new BenchSummary(rows);
+        Assert.Equal((1, 1, 1), (summary.Faster, summary.Equal, summary.Slower));
+        string headline = summary.Headline();
+        Assert.StartsWith("Spindle Auto vs System.IO: 1 row faster, 1 equal within noise, 1 slower (noise: the ratio's 95 % interval is ±", headline);
+        Assert.Contains("differences under 3 % count as equal", headline);
+        Assert.StartsWith("performance targets: ", summary.TargetsLine());
+        Assert.Equal("faster", BenchTable.VerdictText(rows[0].Estimate.Verdict));
     }
 
     [Fact]

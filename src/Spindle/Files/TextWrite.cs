@@ -94,35 +94,55 @@ internal static class TextWrite
 
     /// <summary>
     /// Writes lines as <see cref="StreamWriter.WriteLine(string)"/> does (each followed by
-    /// <see cref="Environment.NewLine"/>, the preamble first at the start of a file, even with no line), through a
-    /// pooled buffer written whenever it fills. A sequence that throws leaves in the file the lines before the
-    /// failure, as System.IO's writer does when it is disposed.
+    /// <see cref="Environment.NewLine"/>, the preamble first at the start of a file, even with no line), through
+    /// pooled buffers written whenever they fill. The characters are encoded in the writer's blocks of 1024, so
+    /// that a failure leaves in the file what System.IO's writer leaves: a sequence that throws, everything before
+    /// it; an encoding that throws on invalid text, the blocks before the one it failed in.
     /// </summary>
     internal static void WriteLines(SafeFileHandle handle, IEnumerable<string> contents, Encoding encoding, long offset)
     {
         var lines = new LineBuffer(encoding, offset);
         try
         {
-            foreach (string line in contents)
+            try
             {
-                while (!lines.TryAdd(line))
+                foreach (string line in contents)
                 {
-                    FileContent.Write(handle, lines.Pending.Span, lines.Offset);
-                    lines.Written();
+                    int position = 0;
+                    while (!lines.Append(line, ref position))
+                    {
+                        FileContent.Write(handle, lines.Pending.Span, lines.Offset);
+                        lines.Written();
+                    }
                 }
             }
+            catch (Exception e) when (e is not EncoderFallbackException)
+            {
+                WriteRest(handle, ref lines); // as the writer's disposal does
+                throw;
+            }
+            catch (EncoderFallbackException)
+            {
+                FileContent.Write(handle, lines.Pending.Span, lines.Offset);
+                throw;
+            }
+            WriteRest(handle, ref lines);
         }
         finally
         {
-            try
-            {
-                FileContent.Write(handle, lines.Pending.Span, lines.Offset);
-            }
-            finally
-            {
-                lines.Release();
-            }
+            lines.Release();
         }
+    }
+
+    private static void WriteRest(SafeFileHandle handle, ref LineBuffer lines)
+    {
+        while (!lines.Finish())
+        {
+            FileContent.Write(handle, lines.Pending.Span, lines.Offset);
+            lines.Written();
+        }
+        FileContent.Write(handle, lines.Pending.Span, lines.Offset);
+        lines.Written();
     }
 
     /// <summary>As <see cref="WriteLines"/>, with the writes on the default engine; disposes <paramref name="handle"/>.</summary>
@@ -137,18 +157,28 @@ internal static class TextWrite
                 {
                     foreach (string line in contents)
                     {
-                        while (!lines.TryAdd(line))
+                        int position = 0;
+                        while (!lines.Append(line, ref position))
                         {
                             await WriteAsync(handle, lines.Pending, lines.Offset, cancellationToken).ConfigureAwait(false);
                             lines.Written();
                         }
                     }
                 }
-                catch (Exception e) when (e is not OperationCanceledException)
+                catch (Exception e) when (e is not EncoderFallbackException and not OperationCanceledException)
                 {
-                    // The sequence threw: what came before it still reaches the file.
+                    WriteRest(handle, ref lines);
+                    throw;
+                }
+                catch (EncoderFallbackException)
+                {
                     FileContent.Write(handle, lines.Pending.Span, lines.Offset);
                     throw;
+                }
+                while (!lines.Finish())
+                {
+                    await WriteAsync(handle, lines.Pending, lines.Offset, cancellationToken).ConfigureAwait(false);
+                    lines.Written();
                 }
                 await WriteAsync(handle, lines.Pending, lines.Offset, cancellationToken).ConfigureAwait(false);
             }
@@ -162,63 +192,113 @@ internal static class TextWrite
     private static ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> bytes, long offset, CancellationToken cancellationToken)
         => bytes.IsEmpty ? ValueTask.CompletedTask : SpindleRandomAccess.WriteAsync(handle, bytes, offset, cancellationToken);
 
-    /// <summary>Encoded lines waiting to be written (the preamble first when the file starts empty), and where they go.</summary>
+    /// <summary>
+    /// Lines on their way to the file: characters gathered in blocks of <see cref="CharBlock"/>, each encoded when
+    /// the next character arrives (as StreamWriter does), into bytes that wait to be written.
+    /// </summary>
     private struct LineBuffer
     {
+        private const int CharBlock = 1024; // StreamWriter's default buffer of characters
+
         private readonly Encoding _encoding;
-        private byte[] _buffer;  // pooled; returned by Release
-        private int _count;      // encoded bytes waiting in _buffer
-        private long _offset;    // where _buffer[0] goes in the file
+        private readonly Encoder _encoder;
+        private readonly int _maxBlockBytes; // the most bytes one block (and a held surrogate) can encode to
+        private char[] _chars;               // pooled; the block being gathered
+        private int _charCount;
+        private byte[] _bytes;               // pooled; encoded bytes not yet written
+        private int _byteCount;
+        private long _offset;                // where _bytes[0] goes in the file
 
         internal LineBuffer(Encoding encoding, long offset)
         {
             _encoding = encoding;
-            _buffer = ArrayPool<byte>.Shared.Rent(LinesBufferSize);
+            _encoder = encoding.GetEncoder();
+            _maxBlockBytes = encoding.GetMaxByteCount(CharBlock + 1);
+            _chars = ArrayPool<char>.Shared.Rent(CharBlock);
+            _bytes = ArrayPool<byte>.Shared.Rent(Math.Max(LinesBufferSize, 2 * _maxBlockBytes + 16));
             _offset = offset;
             if (offset == 0)
             {
                 ReadOnlySpan<byte> preamble = encoding.Preamble;
-                preamble.CopyTo(_buffer);
-                _count = preamble.Length;
+                preamble.CopyTo(_bytes);
+                _byteCount = preamble.Length;
             }
         }
 
-        internal readonly ReadOnlyMemory<byte> Pending => _buffer.AsMemory(0, _count);
+        internal readonly ReadOnlyMemory<byte> Pending => _bytes.AsMemory(0, _byteCount);
 
         internal readonly long Offset => _offset;
 
-        /// <summary>Encodes a line and its terminator; false when they may not fit, after growing a buffer too small for them alone.</summary>
-        internal bool TryAdd(string? line)
+        /// <summary>Gathers a line (from <paramref name="position"/>) and its terminator; false when the bytes must be written first.</summary>
+        internal bool Append(string? line, ref int position)
         {
             ReadOnlySpan<char> text = line;
-            string newLine = Environment.NewLine;
-            int needed = _encoding.GetMaxByteCount(text.Length + newLine.Length);
-            if (_buffer.Length - _count < needed)
+            if (position <= text.Length)
             {
-                if (_count > 0)
+                if (!AppendChars(text, ref position))
                 {
                     return false;
                 }
-                ArrayPool<byte>.Shared.Return(_buffer);
-                _buffer = ArrayPool<byte>.Shared.Rent(needed);
             }
-            _count += _encoding.GetBytes(text, _buffer.AsSpan(_count));
-            _count += _encoding.GetBytes(newLine, _buffer.AsSpan(_count));
+            string newLine = Environment.NewLine;
+            int newLinePosition = position - text.Length;
+            bool done = AppendChars(newLine, ref newLinePosition);
+            position = text.Length + newLinePosition;
+            return done;
+        }
+
+        private bool AppendChars(ReadOnlySpan<char> text, ref int position)
+        {
+            while (position < text.Length)
+            {
+                if (_charCount == CharBlock)
+                {
+                    if (_bytes.Length - _byteCount < _maxBlockBytes)
+                    {
+                        return false;
+                    }
+                    Encode(flush: false);
+                }
+                int count = Math.Min(CharBlock - _charCount, text.Length - position);
+                text.Slice(position, count).CopyTo(_chars.AsSpan(_charCount));
+                _charCount += count;
+                position += count;
+            }
             return true;
+        }
+
+        /// <summary>Encodes the last block, flushing the encoder; false when the bytes must be written first.</summary>
+        internal bool Finish()
+        {
+            if (_bytes.Length - _byteCount < _maxBlockBytes)
+            {
+                return false;
+            }
+            Encode(flush: true);
+            return true;
+        }
+
+        private void Encode(bool flush)
+        {
+            _byteCount += _encoder.GetBytes(_chars.AsSpan(0, _charCount), _bytes.AsSpan(_byteCount), flush);
+            _charCount = 0;
         }
 
         /// <summary>The pending bytes reached the file.</summary>
         internal void Written()
         {
-            _offset += _count;
-            _count = 0;
+            _offset += _byteCount;
+            _byteCount = 0;
         }
 
         internal void Release()
         {
-            ArrayPool<byte>.Shared.Return(_buffer);
-            _buffer = [];
-            _count = 0;
+            ArrayPool<char>.Shared.Return(_chars);
+            ArrayPool<byte>.Shared.Return(_bytes);
+            _chars = [];
+            _bytes = [];
+            _charCount = 0;
+            _byteCount = 0;
         }
     }
 }

@@ -1,6 +1,9 @@
 using System.Buffers;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Engines.FastPath;
 using Spindle.Handles;
+using Spindle.Interop;
 using Spindle.RandomAccess;
 
 namespace Spindle.Files;
@@ -28,7 +31,63 @@ internal static class FileContent
 
     /// <summary>System.IO's open for its content reads: read access, others may read, no access hint (an extra system call on Linux).</summary>
     internal static SafeFileHandle OpenRead(string path, bool isAsync)
-        => SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.Read, isAsync ? FileOptions.Asynchronous : FileOptions.None);
+        => Open(path, FileMode.Open, FileAccess.Read, isAsync ? FileOptions.Asynchronous : FileOptions.None, preallocationSize: 0, out _);
+
+    /// <summary>Spindle's open (as <see cref="SpindleFile.OpenHandle(string, FileMode, FileAccess, FileShare, FileOptions, long)"/>), with others allowed to read, saying what it learned.</summary>
+    private static SafeFileHandle Open(string path, FileMode mode, FileAccess access, FileOptions options, long preallocationSize, out OpenedFile opened)
+        => FileOpener.Open(path, mode, access, FileShare.Read, options, preallocationSize, unixCreateMode: null, SpindleOpenFlags.For(options), out opened);
+
+    /// <summary>
+    /// Reads what the page cache holds at <paramref name="offset"/> on the caller's thread
+    /// (<c>preadv2(RWF_NOWAIT)</c>), as the engines' fast path does, but without learning the facts of a handle that
+    /// lives for one call: the bytes read, or -1 when the engine must read (nothing cached, or any error, which the
+    /// engine then reports as System.IO does).
+    /// </summary>
+    internal static unsafe int TryReadCached(SafeFileHandle handle, Span<byte> buffer, long offset)
+    {
+        if (!ReadFastPath.Enabled || buffer.IsEmpty)
+        {
+            return -1;
+        }
+        bool added = false;
+        try
+        {
+            handle.DangerousAddRef(ref added);
+            fixed (byte* pointer = buffer)
+            {
+                IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
+                nint read = Libc.PReadV2(HandleIo.Fd(handle), &vector, 1, offset, LinuxConstants.RWF_NOWAIT);
+                if (read < 0)
+                {
+                    return -1;
+                }
+                SpindleMetrics.FastPathHit();
+                SpindleMetrics.Operation(SpindleRandomAccess.DefaultEngine, IoDirection.Read, read);
+                return (int)read;
+            }
+        }
+        finally
+        {
+            if (added)
+            {
+                handle.DangerousRelease();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Opens for writing; <paramref name="inline"/> says whether a small write can be done on the caller's thread
+    /// (the engines' inline-write rule: a local file system whose buffered writes are page-cache copies).
+    /// </summary>
+    internal static SafeFileHandle OpenWrite(string path, FileMode mode, FileOptions options, long preallocationSize, out bool inline)
+    {
+        SafeFileHandle handle = Open(path, mode, FileAccess.Write, options, preallocationSize, out OpenedFile opened);
+        inline = WriteFastPath.Enabled && opened.WritesAreCopies == true && (opened.Flags & OpenedFile.OpenDsyncFlag) == 0;
+        return handle;
+    }
+
+    /// <summary>Whether a write of <paramref name="length"/> bytes is small enough to do inline.</summary>
+    internal static bool IsInline(bool inline, int length) => inline && length <= WriteFastPath.MaxInlineBytes;
 
     /// <summary>The length <c>fstat</c> reports, or 0 for a handle without positions, which is then read to its end.</summary>
     internal static long LengthOf(SafeFileHandle handle)

@@ -101,7 +101,13 @@ public static partial class SpindleFile
                 return ReadAllBytesUnknownLengthAsync(handle, cancellationToken);
             }
             byte[] bytes = GC.AllocateUninitializedArray<byte>((int)length);
-            ValueTask<int> first = SpindleRandomAccess.ReadAsync(handle, bytes, 0, cancellationToken);
+            int cached = FileContent.TryReadCached(handle, bytes, 0);
+            if (cached == bytes.Length)
+            {
+                handle.Dispose();
+                return Task.FromResult(bytes);
+            }
+            ValueTask<int> first = cached > 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, bytes, 0, cancellationToken);
             if (first.IsCompletedSuccessfully)
             {
                 int count = first.Result;

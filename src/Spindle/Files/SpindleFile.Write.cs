@@ -144,9 +144,10 @@ public static partial class SpindleFile
     private static Task WriteBytesAsync(string path, FileMode mode, ReadOnlyMemory<byte> bytes, CancellationToken cancellationToken)
     {
         SafeFileHandle handle;
+        bool inline;
         try
         {
-            handle = OpenHandle(path, mode, FileAccess.Write, FileShare.Read, FileOptions.Asynchronous);
+            handle = FileContent.OpenWrite(path, mode, FileOptions.Asynchronous, preallocationSize: 0, out inline);
         }
         catch (Exception e)
         {
@@ -155,6 +156,13 @@ public static partial class SpindleFile
         try
         {
             long offset = mode == FileMode.Append ? SpindleRandomAccess.GetLength(handle) : 0;
+            if (FileContent.IsInline(inline, bytes.Length))
+            {
+                // A page-cache copy: done here, as the engines do small writes to such files.
+                FileContent.Write(handle, bytes.Span, offset);
+                handle.Dispose();
+                return Task.CompletedTask;
+            }
             ValueTask write = SpindleRandomAccess.WriteAsync(handle, bytes, offset, cancellationToken);
             if (write.IsCompletedSuccessfully)
             {
@@ -409,10 +417,11 @@ public static partial class SpindleFile
     private static Task WriteTextAsync(string path, FileMode mode, ReadOnlyMemory<char> contents, Encoding encoding, CancellationToken cancellationToken)
     {
         SafeFileHandle handle;
+        bool inline;
         try
         {
-            handle = OpenHandle(path, mode, FileAccess.Write, FileShare.Read, FileOptions.Asynchronous,
-                TextWrite.PreallocationSize(mode, contents.Span, encoding, encoding.Preamble.Length));
+            handle = FileContent.OpenWrite(path, mode, FileOptions.Asynchronous,
+                TextWrite.PreallocationSize(mode, contents.Span, encoding, encoding.Preamble.Length), out inline);
         }
         catch (Exception e)
         {
@@ -430,6 +439,13 @@ public static partial class SpindleFile
                 {
                     ArrayPool<byte>.Shared.Return(buffer);
                 }
+                return Task.CompletedTask;
+            }
+            if (FileContent.IsInline(inline, count))
+            {
+                FileContent.Write(handle, buffer.AsSpan(0, count), offset);
+                handle.Dispose();
+                ArrayPool<byte>.Shared.Return(buffer);
                 return Task.CompletedTask;
             }
             ValueTask write = SpindleRandomAccess.WriteAsync(handle, buffer.AsMemory(0, count), offset, cancellationToken);

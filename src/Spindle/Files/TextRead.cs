@@ -84,7 +84,8 @@ internal static class TextRead
                 return ReadUnknownLengthAsync(handle, encoding, decode, cancellationToken);
             }
             buffer = ArrayPool<byte>.Shared.Rent((int)length);
-            ValueTask<int> first = SpindleRandomAccess.ReadAsync(handle, buffer.AsMemory(0, (int)length), 0, cancellationToken);
+            int cached = FileContent.TryReadCached(handle, buffer.AsSpan(0, (int)length), 0);
+            ValueTask<int> first = cached >= 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, buffer.AsMemory(0, (int)length), 0, cancellationToken);
             if (first.IsCompletedSuccessfully)
             {
                 int count = first.Result;

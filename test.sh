@@ -12,7 +12,7 @@ status=${PIPESTATUS[0]}
 # System.IO, as it does off Linux (src/Spindle/Portable). Tests of Linux-only behaviour (pipes with offsets,
 # system-call counts, allocation, metrics of Spindle's own I/O) are not part of that run.
 if [ "$#" -eq 0 ]; then
-  pass_through="FullyQualifiedName~Spindle.Tests.Open|FullyQualifiedName~Spindle.Tests.Platforms"
+  pass_through="FullyQualifiedName~Spindle.Tests.Open|FullyQualifiedName~Spindle.Tests.Platforms|FullyQualifiedName~Spindle.Tests.Files"
   pass_through+="|FullyQualifiedName~Spindle.Tests.Streams.DifferentialStreamTests|FullyQualifiedName~Spindle.Tests.Streams.StreamConformanceTests"
   pass_through+="|FullyQualifiedName~Spindle.Tests.RandomAccess.SyncDifferentialTests|FullyQualifiedName~Spindle.Tests.RandomAccess.SyncRandomAccessTests"
   pass_through+="|FullyQualifiedName~Spindle.Tests.RandomAccess.SyncScatterGatherTests|FullyQualifiedName~DifferentialFuzzTests"

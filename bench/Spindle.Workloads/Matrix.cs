@@ -87,6 +87,10 @@ public static class Matrix
         {
             yield return RandomReads.Sweep(scale.HugeFile, depth, scale.RandomReadsPerInvocation);
         }
+        int files = scale == MatrixScale.Quick ? 2_000 : 10_000;
+        yield return new Files.FilesContent(Files.FilesContent.Kind.ReadMany, files);
+        yield return new Files.FilesContent(Files.FilesContent.Kind.ReadOne, files);
+        yield return new Files.FilesContent(Files.FilesContent.Kind.WriteMany, files);
     }
 
     private static IEnumerable<Workload> Transfers(long file, int userBuffer, FileOptions option, int bufferSize)

@@ -46,6 +46,10 @@ internal static class Workloads
         int documents = quick ? 5_000 : 100_000;
         yield return new($"LiteDB insert {documents:N0} documents, indexed", "FileStream", new Goal(1.0), (d, s) => LiteDbInserts(d, s, documents));
         yield return new("LiteDB indexed queries", "FileStream", new Goal(1.0), (d, s) => LiteDbQueries(d, s, documents, quick ? 2_000 : 10_000));
+        foreach (Workload web in WebWorkloads.All(settings))
+        {
+            yield return web;
+        }
     }
 
     private static IoEngine? EngineFor(bool onSpindle) => onSpindle ? IoEngine.Auto : null;

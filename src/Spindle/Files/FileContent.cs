@@ -62,7 +62,7 @@ internal static class FileContent
                     return -1;
                 }
                 SpindleMetrics.FastPathHit();
-                SpindleMetrics.Operation(SpindleRandomAccess.DefaultEngine, IoDirection.Read, read);
+                SpindleMetrics.Operation(SpindleRandomAccess.DefaultEngine, IoDirection.Read, read, IoMechanism.FastPath);
                 return (int)read;
             }
         }

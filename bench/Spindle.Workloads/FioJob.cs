@@ -17,6 +17,9 @@ public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, in
     /// </summary>
     public string? IoMemoryFile { get; init; }
 
+    /// <summary>More fio options for this row (batched submission, a sync after each write), appended to the rest.</summary>
+    public IReadOnlyList<string> ExtraArguments { get; init; } = [];
+
     /// <summary>fio's command-line arguments for a run of <paramref name="runtime"/> (whole milliseconds) with JSON output.</summary>
     public IReadOnlyList<string> Arguments(TimeSpan runtime) =>
     [
@@ -33,6 +36,7 @@ public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, in
         $"--runtime={Runtime(runtime)}",
         "--time_based",
         "--output-format=json",
+        .. ExtraArguments,
     ];
 
     /// <summary>The command as a person would type it.</summary>

@@ -87,6 +87,10 @@ public static class Matrix
         {
             yield return RandomReads.Sweep(scale.HugeFile, depth, scale.RandomReadsPerInvocation);
         }
+        foreach (Workload row in Durability.DurabilityRows.Build(scale))
+        {
+            yield return row;
+        }
     }
 
     private static IEnumerable<Workload> Transfers(long file, int userBuffer, FileOptions option, int bufferSize)

@@ -70,7 +70,7 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
             return ValueTask.FromCanceled(cancellationToken);
         }
         int frameLength = AppendLog.HeaderSize + payload.Length;
-        Commit commit;
+        Commit? commit;
         long end;   // where this frame ends in its commit's bytes
         bool lead;
         lock (_lock)
@@ -83,18 +83,22 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
             }
             _queuedLength += AppendLog.WriteFrame(payload.Span, _queued.AsSpan(_queuedLength));
             end = _queuedLength;
-            commit = _queuedCommit ??= new Commit();
             lead = !_leading;
             _leading = true;
+            // The leader learns its outcome from the commit it runs itself; only waiting callers share an object.
+            commit = lead ? null : _queuedCommit ??= new Commit();
         }
-        if (lead)
+        if (commit is null)
         {
-            CommitQueued();
+            // The leader's frame is in the commit it runs now: nobody else takes queued frames while it leads.
+            CommitOutcome outcome = CommitQueued();
             HandOff();
+            outcome.ThrowIfNotCovered(end, _handle);
+            return default;
         }
         if (commit.Task.IsCompleted)
         {
-            commit.ThrowIfNotCovered(end, _handle);
+            commit.Outcome.ThrowIfNotCovered(end, _handle);
             return default;
         }
         return AwaitCommitAsync(commit, end);
@@ -104,7 +108,7 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
     private async ValueTask AwaitCommitAsync(Commit commit, long end)
     {
         await commit.Task.ConfigureAwait(false);
-        commit.ThrowIfNotCovered(end, _handle);
+        commit.Outcome.ThrowIfNotCovered(end, _handle);
     }
 
     /// <summary>The leader's loop on a pool thread: commit what is queued until nothing is.</summary>
@@ -141,16 +145,16 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
     }
 
     /// <summary>One group commit: takes every queued frame, writes them with one <c>write(2)</c> and syncs once. Only the leader calls it.</summary>
-    private void CommitQueued()
+    private CommitOutcome CommitQueued()
     {
         byte[] frames;
         int length;
-        Commit commit;
+        Commit? commit;
         lock (_lock)
         {
             frames = _queued;
             length = _queuedLength;
-            commit = _queuedCommit!;
+            commit = _queuedCommit;
             _queued = _spare!;
             _spare = null;
             _queuedLength = 0;
@@ -180,41 +184,42 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
         {
             _spare = frames;
         }
-        commit.Complete(durable, errno, error);
+        var outcome = new CommitOutcome(durable, errno, error);
+        commit?.Complete(outcome);
+        return outcome;
     }
 
-    /// <summary>What one write and sync achieved, shared by the callers whose frames it held.</summary>
-    private sealed class Commit : TaskCompletionSource
+    /// <summary>What one write and sync achieved.</summary>
+    /// <param name="Durable">Bytes from the start of the commit's frames known to be on the device.</param>
+    /// <param name="Errno">The error that stopped the write or failed the sync, 0 if none.</param>
+    /// <param name="Error">A failure that is not an errno (the handle was closed).</param>
+    private readonly record struct CommitOutcome(long Durable, int Errno, Exception? Error)
     {
-        private long _durable;     // bytes from the start of this commit's frames known to be on the device
-        private int _errno;        // the error that stopped the write or failed the sync, 0 if none
-        private Exception? _error; // a failure that is not an errno (the handle was closed)
-
-        internal Commit() : base(TaskCreationOptions.RunContinuationsAsynchronously)
-        {
-        }
-
-        internal void Complete(long durable, int errno, Exception? error)
-        {
-            _durable = durable;
-            _errno = errno;
-            _error = error;
-            SetResult();
-        }
-
         /// <summary>Throws, for a caller whose frame ends at <paramref name="end"/>, unless the frame is durable.</summary>
         internal void ThrowIfNotCovered(long end, SafeFileHandle handle)
         {
-            if (end <= _durable)
+            if (end <= Durable)
             {
                 return;
             }
-            if (_error is not null)
+            if (Error is not null)
             {
-                ExceptionDispatchInfo.Throw(_error is ObjectDisposedException ? new ObjectDisposedException(_error.Message, _error) : _error);
+                ExceptionDispatchInfo.Throw(Error is ObjectDisposedException ? new ObjectDisposedException(Error.Message, Error) : Error);
             }
             // A fresh exception per caller: one object thrown on many threads would share its stack trace.
-            throw IoErrors.ForErrno(_errno != 0 ? _errno : Errno.EIO, SafeFileHandleInternals.GetPath(handle));
+            throw IoErrors.ForErrno(Errno != 0 ? Errno : Interop.Errno.EIO, SafeFileHandleInternals.GetPath(handle));
+        }
+    }
+
+    /// <summary>The outcome of one commit, shared by the callers that wait for it.</summary>
+    private sealed class Commit() : TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
+    {
+        internal CommitOutcome Outcome { get; private set; }
+
+        internal void Complete(CommitOutcome outcome)
+        {
+            Outcome = outcome;
+            SetResult();
         }
     }
 }

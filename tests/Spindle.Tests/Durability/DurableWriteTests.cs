@@ -175,6 +175,42 @@ public class DurableWriteTests(ITestOutputHelper output)
         return 0;
     }
 
+    public static int LoneGroupCommits(string[] args)
+    {
+        using SafeFileHandle handle = SpindleFile.OpenHandle(args[0], new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.Write, AtomicAppend = true });
+        var writer = new AppendLogWriter(handle);
+        byte[] record = new byte[100];
+        writer.AppendDurableAsync(record).AsTask().GetAwaiter().GetResult(); // warm-up: first-call work stays outside the marks
+        Console.Error.WriteLine("MARK start");
+        for (int i = 0; i < 20; i++)
+        {
+            writer.AppendDurableAsync(record).AsTask().GetAwaiter().GetResult();
+        }
+        Console.Error.WriteLine("MARK end");
+        return 0;
+    }
+
+    [Fact]
+    public void A_lone_group_commit_caller_makes_one_write_and_one_fdatasync_per_record()
+    {
+        if (!DurableChild.StraceAvailable(out string reason))
+        {
+            SkipReport.Print(output, nameof(A_lone_group_commit_caller_makes_one_write_and_one_fdatasync_per_record), reason);
+            return;
+        }
+        using var dir = new TempDirectory();
+        (int code, string trace) = DurableChild.Trace(typeof(DurableWriteTests), nameof(LoneGroupCommits), "write,writev,pwrite64,pwritev2,fsync,fdatasync", dir.File("log"));
+        Assert.True(code == 0, trace);
+        int start = trace.IndexOf("MARK start", StringComparison.Ordinal);
+        int end = trace.IndexOf("MARK end", StringComparison.Ordinal);
+        Assert.True(start >= 0 && end > start, trace);
+        string[] calls = trace[start..end].Split('\n').Where(l => l.Contains('(', StringComparison.Ordinal) && !l.Contains("MARK", StringComparison.Ordinal)).ToArray();
+        // No timer, no hand-off to another thread: the caller's own write of its 112-byte frame and one data sync.
+        Assert.Equal(20, calls.Count(l => l.Contains("write(", StringComparison.Ordinal) && l.Contains("112) = 112", StringComparison.Ordinal)));
+        Assert.Equal(20, calls.Count(l => l.Contains("fdatasync(", StringComparison.Ordinal)));
+        Assert.DoesNotContain(calls, l => l.Contains("fsync(", StringComparison.Ordinal) && !l.Contains("fdatasync(", StringComparison.Ordinal));
+    }
+
     [Fact]
     public void Each_call_makes_the_system_call_it_documents_and_Flush_true_is_FileStreams_fsync()
     {

@@ -17,6 +17,7 @@ if [ "$#" -eq 0 ]; then
   pass_through+="|FullyQualifiedName~Spindle.Tests.RandomAccess.SyncDifferentialTests|FullyQualifiedName~Spindle.Tests.RandomAccess.SyncRandomAccessTests"
   pass_through+="|FullyQualifiedName~Spindle.Tests.RandomAccess.SyncScatterGatherTests|FullyQualifiedName~DifferentialFuzzTests"
   pass_through+="|(FullyQualifiedName~Spindle.Tests.Engines.EngineDifferentialTests&FullyQualifiedName!~_pipe)"
+  pass_through+="|FullyQualifiedName~BatchReadTests.Every_request|FullyQualifiedName~BatchReadTests.A_bad_request|FullyQualifiedName~DurableWriteTests.WriteDurable_leaves|FullyQualifiedName~DurableWriteTests.FlushDataToDisk_takes"
   echo "== the differential suites again, passed through to System.IO (SPINDLE_PASS_THROUGH=1)"
   SPINDLE_PASS_THROUGH=1 dotnet test tests/Spindle.Tests -c Release --no-build --logger "console;verbosity=normal" \
     --filter "$pass_through" 2>&1 | tee -a "$log"

@@ -17,7 +17,7 @@ public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, in
     /// </summary>
     public string? IoMemoryFile { get; init; }
 
-    /// <summary>More fio arguments after the others (e.g. <c>--numjobs</c>), or none.</summary>
+    /// <summary>More fio arguments after the others (for example <c>--numjobs</c>, batched submission, a sync after each write), or none.</summary>
     public IReadOnlyList<string> ExtraArguments { get; init; } = [];
 
     /// <summary>fio's command-line arguments for a run of <paramref name="runtime"/> (whole milliseconds) with JSON output.</summary>

@@ -91,6 +91,10 @@ public static class Matrix
         yield return new Files.FilesContent(Files.FilesContent.Kind.ReadMany, files);
         yield return new Files.FilesContent(Files.FilesContent.Kind.ReadOne, files);
         yield return new Files.FilesContent(Files.FilesContent.Kind.WriteMany, files);
+        foreach (Workload row in Durability.DurabilityRows.Build(scale))
+        {
+            yield return row;
+        }
     }
 
     private static IEnumerable<Workload> Transfers(long file, int userBuffer, FileOptions option, int bufferSize)

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using FASTER.core;
 using LiteDB;
+using Microsoft.Win32.SafeHandles;
 using Spindle.Clients.Probe;
 using ZoneTree.Options;
 
@@ -40,6 +41,13 @@ internal static class Workloads
             yield return new("FasterKV 4 KiB reads, uniform, 32 sessions" + suffix, FasterBaseline, Goal.TwiceAndP99Lower, (d, s) => FasterKvReads(d, s, direct, kvKeys, zipf: false, quick ? 500 : 2_000));
             yield return new("FasterKV 4 KiB reads, Zipf 0.99, 32 sessions" + suffix, FasterBaseline, Goal.TwiceAndP99Lower, (d, s) => FasterKvReads(d, s, direct, kvKeys, zipf: true, quick ? 500 : 2_000));
         }
+        // Durable writes: FASTER's write-through (O_SYNC) against each write made durable with RWF_DSYNC, both on Spindle.
+        yield return new("FasterLog 100 B, commit every entry [SpindleDevice DataSyncWrites vs O_SYNC]", "SpindleDevice O_SYNC", new Goal(1.0),
+            (d, s) => FasterLogEveryEntry(d, onSpindle: true, direct: false, 100, quick ? 1_000 : 5_000, dataSyncWrites: s));
+        // 32 writers, each record durable before its writer goes on: FasterLog committing every entry on its Linux
+        // default device, against AppendLog's group commit.
+        yield return new("32 writers, 100 B durable records: AppendLogWriter vs FasterLog commit every entry", FasterBaseline, new Goal(1.0),
+            (d, s) => DurableWriters(d, s, writers: 32, quick ? 100 : 400));
         int treeKeys = quick ? 100_000 : 1_000_000;
         yield return new($"ZoneTree bulk insert {treeKeys:N0} keys", "LocalFileStreamProvider", new Goal(1.2), (d, s) => ZoneTreeInsert(d, s, treeKeys));
         yield return new($"ZoneTree random reads ({treeKeys:N0} keys on disk)", "LocalFileStreamProvider", new Goal(1.2), (d, s) => ZoneTreeReads(d, s, treeKeys));
@@ -54,9 +62,47 @@ internal static class Workloads
 
     private static IoEngine? EngineFor(bool onSpindle) => onSpindle ? IoEngine.Auto : null;
 
-    private static Measurement FasterLogEveryEntry(string directory, bool onSpindle, bool direct, int size, int entries)
+    private static Measurement DurableWriters(string directory, bool onSpindle, int writers, int recordsPerWriter)
     {
-        var (log, device) = FasterLogs.Open(directory, EngineFor(onSpindle), directIO: direct);
+        byte[] record = new byte[100];
+        RunClock clock;
+        if (onSpindle)
+        {
+            using SafeFileHandle handle = SpindleFile.OpenHandle(Path.Combine(directory, "group.log"), new SpindleFileOptions
+            {
+                Mode = FileMode.Create, Access = FileAccess.Write, AtomicAppend = true,
+            });
+            var writer = new AppendLogWriter(handle);
+            clock = RunClock.Start();
+            Task.WaitAll(Enumerable.Range(0, writers).Select(_ => Task.Run(async () =>
+            {
+                for (int i = 0; i < recordsPerWriter; i++)
+                {
+                    await writer.AppendDurableAsync(record);
+                }
+            })).ToArray());
+            clock.Stop();
+            return clock.Result((long)writers * recordsPerWriter);
+        }
+        var (log, device) = FasterLogs.Open(directory, engine: null);
+        clock = RunClock.Start();
+        Task.WaitAll(Enumerable.Range(0, writers).Select(_ => Task.Run(async () =>
+        {
+            for (int i = 0; i < recordsPerWriter; i++)
+            {
+                log.Enqueue(record);
+                await log.CommitAsync();
+            }
+        })).ToArray());
+        clock.Stop();
+        log.Dispose();
+        device.Dispose();
+        return clock.Result((long)writers * recordsPerWriter);
+    }
+
+    private static Measurement FasterLogEveryEntry(string directory, bool onSpindle, bool direct, int size, int entries, bool dataSyncWrites = false)
+    {
+        var (log, device) = FasterLogs.Open(directory, EngineFor(onSpindle), directIO: direct, dataSyncWrites: dataSyncWrites);
         byte[] entry = new byte[size];
         var clock = RunClock.Start();
         for (int i = 0; i < entries; i++)

@@ -12,9 +12,9 @@ public static class FasterLogs
     /// <see cref="SpindleNamedDeviceFactory"/> (<paramref name="directIO"/>: with O_DIRECT); or, with <paramref name="engine"/> null, on FASTER's Linux
     /// defaults (<see cref="ManagedLocalStorageDevice"/> and <see cref="LocalStorageNamedDeviceFactory"/>).
     /// </summary>
-    public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22, bool directIO = false)
+    public static (FasterLog Log, IDevice Device) Open(string directory, IoEngine? engine, int pageSizeBits = 16, int memorySizeBits = 20, int segmentSizeBits = 22, bool directIO = false, bool dataSyncWrites = false)
     {
-        (IDevice device, INamedDeviceFactory factory) = FasterDevices.Open(directory, engine, directIO);
+        (IDevice device, INamedDeviceFactory factory) = FasterDevices.Open(directory, engine, directIO, dataSyncWrites);
         var settings = new FasterLogSettings
         {
             LogDevice = device,
@@ -61,11 +61,11 @@ internal static class FasterDevices
     /// A <see cref="SpindleDevice"/> on <paramref name="engine"/> with a <see cref="SpindleNamedDeviceFactory"/>
     /// (<paramref name="directIO"/>: with O_DIRECT), or FASTER's Linux defaults when <paramref name="engine"/> is null.
     /// </summary>
-    internal static (IDevice Device, INamedDeviceFactory Factory) Open(string directory, IoEngine? engine, bool directIO)
+    internal static (IDevice Device, INamedDeviceFactory Factory) Open(string directory, IoEngine? engine, bool directIO, bool dataSyncWrites = false)
     {
         if (engine is IoEngine chosen)
         {
-            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO };
+            var options = new SpindleDeviceOptions { Engine = chosen, DirectIO = directIO, DataSyncWrites = dataSyncWrites };
             return (new SpindleDevice(Path.Combine(directory, "hlog"), options), new SpindleNamedDeviceFactory(options));
         }
         return (new ManagedLocalStorageDevice(Path.Combine(directory, "hlog")), new LocalStorageNamedDeviceFactory());

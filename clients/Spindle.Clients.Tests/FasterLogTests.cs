@@ -36,6 +36,38 @@ public sealed class FasterLogTests
     }
 
     [Theory]
+    [InlineData(IoEngine.Auto)]
+    [InlineData(IoEngine.Sync)]
+    [InlineData(IoEngine.ThreadPool)]
+    public void With_DataSyncWrites_every_committed_entry_scans_back_after_a_reopen(IoEngine engine)
+    {
+        // Each page write durable on its own (RWF_DSYNC) instead of O_SYNC files: the log and its commit records.
+        using var directory = new TestDirectory();
+        var (log, device) = FasterLogs.Open(directory.Path, engine, dataSyncWrites: true);
+        for (int i = 0; i < 5_000; i++)
+        {
+            log.Enqueue(LogEntries.Create(i));
+            if (i % 500 == 499)
+            {
+                log.Commit(spinWait: true);
+            }
+        }
+        log.Dispose();
+        device.Dispose();
+
+        var (reopened, reopenedDevice) = FasterLogs.Open(directory.Path, engine, dataSyncWrites: true);
+        try
+        {
+            Assert.Equal(5_000, ScanAndCheck(reopened));
+        }
+        finally
+        {
+            reopened.Dispose();
+            reopenedDevice.Dispose();
+        }
+    }
+
+    [Theory]
     [MemberData(nameof(Engines.AllAndAutoDirect), MemberType = typeof(Engines))]
     public void ChildKilledRightAfterACommitLosesNoCommittedEntry(IoEngine engine, bool directIO)
     {

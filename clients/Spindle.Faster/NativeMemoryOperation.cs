@@ -79,12 +79,14 @@ internal sealed unsafe class NativeMemoryOperation : MemoryManager<byte>
         }
     }
 
-    internal void StartWrite(SafeFileHandle handle, long offset, IoEngine engine)
+    internal void StartWrite(SafeFileHandle handle, long offset, IoEngine engine, bool durable)
     {
         ValueTask task;
         try
         {
-            task = SpindleRandomAccess.WriteAsync(handle, Memory, offset, engine);
+            task = durable
+                ? SpindleRandomAccess.WriteDurableAsync(handle, Memory, offset, engine)
+                : SpindleRandomAccess.WriteAsync(handle, Memory, offset, engine);
         }
         catch (Exception e)
         {

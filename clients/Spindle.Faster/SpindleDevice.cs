@@ -105,7 +105,7 @@ public sealed class SpindleDevice : StorageDeviceBase
         {
             return;
         }
-        operation.StartWrite(handle, (long)destinationAddress, WriteEngine);
+        operation.StartWrite(handle, (long)destinationAddress, WriteEngine, durable: _options.WriteThrough && _options.DataSyncWrites);
     }
 
     /// <inheritdoc/>
@@ -259,13 +259,16 @@ public sealed class SpindleDevice : StorageDeviceBase
                     Mode = FileMode.Open,
                     Access = FileAccess.ReadWrite,
                     Share = FileShare.ReadWrite | FileShare.Delete,
-                    Options = _options.WriteThrough ? FileOptions.WriteThrough : FileOptions.None,
+                    Options = OpenOptions,
                 });
                 _buffered[segmentId] = handle;
             }
             return handle;
         }
     }
+
+    // Write-through opens O_SYNC, unless each write is made durable on its own (DataSyncWrites).
+    private FileOptions OpenOptions => _options.WriteThrough && !_options.DataSyncWrites ? FileOptions.WriteThrough : FileOptions.None;
 
     private SafeFileHandle OpenSegment(int segmentId)
     {
@@ -276,7 +279,7 @@ public sealed class SpindleDevice : StorageDeviceBase
             Access = FileAccess.ReadWrite,
             Share = FileShare.ReadWrite | FileShare.Delete,
             // Write-through, as FASTER's devices open their files: a completed write is on the device.
-            Options = _options.WriteThrough ? FileOptions.WriteThrough : FileOptions.None,
+            Options = OpenOptions,
             DirectIO = _options.DirectIO,
             DirectIOFallback = true,
         };

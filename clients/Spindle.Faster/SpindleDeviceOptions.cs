@@ -26,6 +26,14 @@ public sealed class SpindleDeviceOptions
     /// </summary>
     public bool WriteThrough { get; init; } = true;
 
+    /// <summary>
+    /// With <see cref="WriteThrough"/>, make each write durable on its own with
+    /// <see cref="SpindleRandomAccess.WriteDurableAsync(Microsoft.Win32.SafeHandles.SafeFileHandle, ReadOnlyMemory{byte}, long, IoEngine, CancellationToken)"/>
+    /// (<c>RWF_DSYNC</c>: the data and the file size needed to read it back) instead of opening the files
+    /// <c>O_SYNC</c> (which also waits for timestamps to reach the device). Default: false.
+    /// </summary>
+    public bool DataSyncWrites { get; init; }
+
     /// <summary>Reserve a whole segment's blocks (<c>fallocate</c>, keeping the visible size) when a segment file is created. Default: true.</summary>
     public bool PreallocateFile { get; init; } = true;
 

@@ -79,7 +79,27 @@ public static class SpecTargets
                 ? new("spindle copy ≥ 2× cp's speed", null, row.FioNote)
                 : new("spindle copy ≥ 2× cp's speed", FioShare(row) >= 2, $"{FioShare(row):0.00}× cp's speed"));
         }
+        DurabilityTargets(row, checks);
         return checks;
+    }
+
+    // The batch-read and group-commit rows' own targets.
+    private static void DurabilityTargets(RowResult row, List<TargetCheck> checks)
+    {
+        ContenderResult auto = row.Auto!;
+        if (row.Name.StartsWith("BatchRead4K.Direct(", StringComparison.Ordinal))
+        {
+            checks.Add(FioShare("batch of 32: time ≤ 1.05× fio io_uring (batched submit/complete)", row, 1 / 1.05));
+            checks.Add(new("batch of 32: ≥ 2× faster than Task.WhenAll of System.IO ReadAsync", row.Ratio <= 0.5, $"{1 / row.Ratio:0.00}× faster"));
+            checks.Add(row.Fio is { } fio && double.IsFinite(fio.CpuNsPerOperation) && double.IsFinite(auto.CpuNsPerOperation)
+                ? new("batch: CPU per read ≤ fio's", auto.CpuNsPerOperation <= fio.CpuNsPerOperation,
+                    $"{Units.Nanoseconds(auto.CpuNsPerOperation)} vs {Units.Nanoseconds(fio.CpuNsPerOperation)}")
+                : new("batch: CPU per read ≤ fio's", null, row.Fio is null ? row.FioNote : "CPU time not reported"));
+        }
+        if (row.Name.StartsWith("GroupCommit(32 ", StringComparison.Ordinal))
+        {
+            checks.Add(new("32 durable appenders ≥ 20× FileStream Append + Flush(true)", row.Ratio <= 0.05, $"{1 / row.Ratio:0.0}×"));
+        }
     }
 
     /// <summary>Spindle Auto's throughput as a share of fio's (or the reference command's).</summary>

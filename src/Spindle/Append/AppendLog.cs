@@ -24,7 +24,7 @@ namespace Spindle;
 /// frame with one <c>write(2)</c>. <see cref="Scan"/> returns every whole record and skips what is not one,
 /// finding the next frame by its marker, so one torn record costs only itself.</para>
 /// </remarks>
-public static class AppendLog
+public static partial class AppendLog
 {
     /// <summary>The bytes a frame adds in front of its payload.</summary>
     public const int HeaderSize = 12;
@@ -81,20 +81,7 @@ public static class AppendLog
     [SupportedOSPlatform("linux")]
     public static void Append(SafeFileHandle handle, ReadOnlySpan<byte> payload)
     {
-        ArgumentNullException.ThrowIfNull(handle);
-        if (handle.IsInvalid)
-        {
-            throw new ArgumentException("Invalid handle.", nameof(handle));
-        }
-        ObjectDisposedException.ThrowIf(handle.IsClosed, handle);
-        if (Portable.PassThrough.Enabled)
-        {
-            throw Portable.PassThrough.LinuxOnly("Appending a frame to a handle (O_APPEND)");
-        }
-        if (!IsAppendHandle(handle))
-        {
-            throw new ArgumentException("The handle must be opened with SpindleFileOptions.AtomicAppend (O_APPEND): elsewhere a frame could overwrite others.", nameof(handle));
-        }
+        ValidateAppendHandle(handle);
         WithFrame(payload, handle, static (h, frame) => SpindleRandomAccess.Write(h, frame, 0));
     }
 

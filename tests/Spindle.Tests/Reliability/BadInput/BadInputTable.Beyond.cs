@@ -10,6 +10,7 @@ public static partial class BadInputTable
     {
         AddStreamRows();
         AddBeyondRows();
+        AddDurabilityRows();
     }
 
     private static void AddBeyondRows()

@@ -1,0 +1,132 @@
+using System.Runtime.CompilerServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Workloads.Beyond;
+
+namespace Spindle.Workloads.Durability;
+
+/// <summary>
+/// Batches of 4 KiB reads at random aligned offsets: Spindle's <see cref="SpindleRandomAccess.ReadBatchAsync(ReadOnlyMemory{BatchReadRequest}, Memory{BatchReadResult}, IoEngine, CancellationToken)"/>
+/// against the same reads as System.IO <c>ReadAsync</c> calls all started and then awaited (Task.WhenAll without
+/// its allocation), O_DIRECT (against fio io_uring with batched submission and completion) or page-cache hits.
+/// With <c>oneByOne</c> the Spindle columns read the same offsets one call after the other, for the cached comparison.
+/// </summary>
+public sealed class BatchReads : Workload
+{
+    private const int BlockSize = 4096;
+    private const int OffsetCount = 1 << 16;
+
+    private readonly long _fileSize;
+    private readonly int _batch;
+    private readonly bool _direct;
+    private readonly bool _oneByOne;
+    private readonly int _batches;
+    private readonly long[] _offsets = new long[OffsetCount];
+    private readonly ValueTask<int>[] _pending;
+    private readonly BatchReadRequest[] _requests;
+    private readonly BatchReadResult[] _results;
+    private AlignedBuffer? _buffers;
+    private SafeFileHandle? _handle;
+    private string _path = "";
+    private int _start;
+
+    /// <summary>Creates the row: <paramref name="batches"/> batches of <paramref name="batch"/> reads per invocation.</summary>
+    public BatchReads(long fileSize, int batch, bool direct, int batches, bool oneByOne = false)
+        : base("Beyond", $"BatchRead4K.{(direct ? "Direct" : "Cached")}{(oneByOne ? ".OneByOne" : "")}({batch} per batch, {Units.Bytes(fileSize)})")
+    {
+        _fileSize = fileSize;
+        _batch = batch;
+        _direct = direct;
+        _oneByOne = oneByOne;
+        _batches = batches;
+        _pending = new ValueTask<int>[batch];
+        _requests = new BatchReadRequest[batch];
+        _results = new BatchReadResult[batch];
+        var random = new Random(42);
+        long blocks = fileSize / BlockSize;
+        for (int i = 0; i < _offsets.Length; i++)
+        {
+            _offsets[i] = random.NextInt64(blocks) * BlockSize;
+        }
+    }
+
+    /// <inheritdoc />
+    public override IReadOnlyList<Contender> Contenders => Workloads.Contenders.AllEngines;
+
+    /// <inheritdoc />
+    public override bool IsAsync => true;
+
+    /// <inheritdoc />
+    public override int OperationsPerInvocation => _batch * _batches;
+
+    /// <inheritdoc />
+    public override FioJob? Fio => _direct
+        ? new FioJob("randread", BlockSize, "io_uring", _batch, Direct: true, _path, _fileSize)
+        {
+            ExtraArguments = [$"--iodepth_batch_submit={_batch}", $"--iodepth_batch_complete_min={_batch}"],
+        }
+        : new FioJob("randread", BlockSize, "psync", 1, Direct: false, _path, _fileSize);
+
+    /// <inheritdoc />
+    public override void Setup(BenchFiles files)
+    {
+        _path = files.Source(_fileSize);
+        _buffers = new AlignedBuffer(BlockSize * _batch, DirectIo.Alignment);
+        if (_direct)
+        {
+            _handle = DirectIo.OpenHandle(_path);
+        }
+        else
+        {
+            _handle = File.OpenHandle(_path, FileMode.Open, FileAccess.Read, FileShare.Read, FileOptions.Asynchronous);
+            PageCache.Warm(_handle, _fileSize);
+        }
+    }
+
+    /// <inheritdoc />
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    public override async ValueTask RunAsync(Contender contender)
+    {
+        SafeFileHandle handle = _handle!;
+        Memory<byte> memory = _buffers!.Memory;
+        for (int b = 0; b < _batches; b++)
+        {
+            int start = _start;
+            _start = (start + _batch) % OffsetCount;
+            if (contender == Contender.SystemIO)
+            {
+                for (int i = 0; i < _batch; i++)
+                {
+                    _pending[i] = System.IO.RandomAccess.ReadAsync(handle, memory.Slice(i * BlockSize, BlockSize), _offsets[(start + i) % OffsetCount]);
+                }
+                for (int i = 0; i < _batch; i++)
+                {
+                    await _pending[i].ConfigureAwait(false);
+                }
+                continue;
+            }
+            if (_oneByOne)
+            {
+                for (int i = 0; i < _batch; i++)
+                {
+                    await SpindleRandomAccess.ReadAsync(handle, memory.Slice(i * BlockSize, BlockSize), _offsets[(start + i) % OffsetCount], contender.Engine()).ConfigureAwait(false);
+                }
+                continue;
+            }
+            for (int i = 0; i < _batch; i++)
+            {
+                _requests[i] = new BatchReadRequest(handle, memory.Slice(i * BlockSize, BlockSize), _offsets[(start + i) % OffsetCount]);
+            }
+            await SpindleRandomAccess.ReadBatchAsync(_requests, _results, contender.Engine()).ConfigureAwait(false);
+        }
+    }
+
+    /// <inheritdoc />
+    protected override void Dispose(bool disposing)
+    {
+        _handle?.Dispose();
+        if (_buffers is not null)
+        {
+            ((IDisposable)_buffers).Dispose();
+        }
+    }
+}

@@ -1,0 +1,27 @@
+namespace Spindle.Workloads.Durability;
+
+/// <summary>The rows of batch reads, durable writes and group commit, in report order.</summary>
+public static class DurabilityRows
+{
+    /// <summary>Reads per batch, the queue depth the batch rows compare with fio at.</summary>
+    public const int BatchSize = 32;
+
+    /// <summary>Every row at <paramref name="scale"/>.</summary>
+    public static IEnumerable<Workload> Build(MatrixScale scale)
+    {
+        int batches = Math.Max(1, scale.RandomReadsPerInvocation / BatchSize);
+        yield return new BatchReads(scale.HugeFile, BatchSize, direct: true, batches);
+        yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches);
+        yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches, oneByOne: true);
+        foreach (DurabilityCall call in new[] { DurabilityCall.Fsync, DurabilityCall.Fdatasync, DurabilityCall.RwfDsync })
+        {
+            yield return new DurableWrites(call, writes: 16);
+        }
+        if (OperatingSystem.IsLinux())
+        {
+            yield return new GroupCommit(writers: 32, recordsPerWriter: 8);
+            yield return new GroupCommit(writers: 1, recordsPerWriter: 16);
+            yield return new GroupCommit(writers: 1, recordsPerWriter: 16, baseline: true);
+        }
+    }
+}

@@ -1,0 +1,110 @@
+using System.Threading.Tasks.Sources;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.Engines.FastPath;
+
+namespace Spindle.RandomAccess;
+
+/// <summary>
+/// An asynchronous <c>fdatasync</c> or durable write: the blocking call on a pool thread (a dedicated thread for
+/// handles that may block for ever), completing its own <see cref="ValueTask"/>. The work item and the task
+/// source are one pooled object, so a steady stream of them allocates nothing.
+/// </summary>
+internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
+{
+    private static readonly OperationPool<DurableOperation> s_pool = new(256);
+
+    private ManualResetValueTaskSourceCore<bool> _core;
+    private SafeFileHandle? _handle;            // the file; null while pooled
+    private ReadOnlyMemory<byte> _source;       // a durable write's bytes; empty for a data sync
+    private long _offset;                       // a durable write's offset, -1 without a position
+    private bool _isWrite;                      // a durable write rather than a data sync
+    private CancellationToken _cancellationToken;
+
+    /// <summary>Queues an <c>fdatasync</c> of <paramref name="handle"/>.</summary>
+    internal static ValueTask FlushDataAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+        => Start(handle, default, -1, isWrite: false, cancellationToken);
+
+    /// <summary>Queues a durable write of <paramref name="buffer"/> at <paramref name="offset"/>.</summary>
+    internal static ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, CancellationToken cancellationToken)
+        => Start(handle, buffer, offset, isWrite: true, cancellationToken);
+
+    private static ValueTask Start(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, bool isWrite, CancellationToken cancellationToken)
+    {
+        DurableOperation operation = s_pool.TryRent() ?? new DurableOperation();
+        operation._handle = handle;
+        operation._source = buffer;
+        operation._offset = offset;
+        operation._isWrite = isWrite;
+        operation._cancellationToken = cancellationToken;
+        short version = operation._core.Version;
+        if (HandleFacts.MayBlock(handle))
+        {
+            WorkerThreads.Blocking.Queue(operation);
+        }
+        else
+        {
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
+        }
+        return new ValueTask(operation, version);
+    }
+
+    /// <summary>Runs on a pool thread.</summary>
+    public void Execute()
+    {
+        Exception? error = null;
+        // As for every queued operation: a token cancelled while the item waited wins over the call.
+        if (_cancellationToken.IsCancellationRequested)
+        {
+            error = new OperationCanceledException(_cancellationToken);
+        }
+        else
+        {
+            try
+            {
+                if (_isWrite)
+                {
+                    DurableIo.WriteDurable(_handle!, _source.Span, _offset, Diagnostics.IoMechanism.Pool);
+                }
+                else
+                {
+                    DurableIo.FlushData(_handle!);
+                }
+            }
+            catch (Exception e)
+            {
+                error = e;
+            }
+        }
+        // Forget every reference before completing: the awaiter may reuse this object at once.
+        _handle = null;
+        _source = default;
+        _cancellationToken = default;
+        if (error is null)
+        {
+            _core.SetResult(true);
+        }
+        else
+        {
+            _core.SetException(error);
+        }
+    }
+
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+
+    public void GetResult(short token)
+    {
+        try
+        {
+            _core.GetResult(token);
+        }
+        finally
+        {
+            _core.Reset();
+            s_pool.Return(this);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+using System.Buffers;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Tests.Engines;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.RandomAccess;
+
+/// <summary>ReadBatchAsync/ReadBatch: per request the same result as System.IO's RandomAccess.ReadAsync, on every engine.</summary>
+public class BatchReadTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    public static TheoryData<IoEngine> Engines => new() { IoEngine.Auto, IoEngine.Sync, IoEngine.ThreadPool, IoEngine.IoUring };
+
+    private static byte[] Data(int length, int seed)
+    {
+        var data = new byte[length];
+        new Random(seed).NextBytes(data);
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task Every_request_gets_what_System_IO_ReadAsync_gives_it_across_several_handles(IoEngine engine)
+    {
+        EngineCases.ReportIoUring(engine);
+        using var dir = new TempDirectory();
+        File.WriteAllBytes(dir.File("a"), Data(300_000, 1));
+        File.WriteAllBytes(dir.File("b"), Data(5_000, 2));
+        File.WriteAllBytes(dir.File("w"), Data(100, 3));
+        using SafeFileHandle a = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle b = SpindleFile.OpenHandle(dir.File("b"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle writeOnly = SpindleFile.OpenHandle(dir.File("w"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite);
+        using SafeFileHandle systemA = File.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle systemB = File.OpenHandle(dir.File("b"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle systemWriteOnly = File.OpenHandle(dir.File("w"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite);
+
+        var random = new Random(42);
+        for (int round = 0; round < 20; round++)
+        {
+            int count = random.Next(1, 70);
+            var requests = new BatchReadRequest[count];
+            var expected = new (SafeFileHandle Handle, byte[] Buffer, long Offset)[count];
+            for (int i = 0; i < count; i++)
+            {
+                int which = random.Next(10);
+                (SafeFileHandle ours, SafeFileHandle theirs, long size) = which switch
+                {
+                    < 6 => (a, systemA, 300_000L),
+                    < 9 => (b, systemB, 5_000L),
+                    _ => (writeOnly, systemWriteOnly, 100L),
+                };
+                long offset = random.Next(3) == 0 ? random.NextInt64(size - 10, size + 5000) : random.NextInt64(0, size);
+                int length = random.Next(5) == 0 ? 0 : random.Next(1, 70_000);
+                requests[i] = new BatchReadRequest(ours, new byte[length], offset);
+                expected[i] = (theirs, new byte[length], offset);
+            }
+            var results = new BatchReadResult[count];
+            await SpindleRandomAccess.ReadBatchAsync(requests, results, engine).AsTask().WaitAsync(Timeout);
+            for (int i = 0; i < count; i++)
+            {
+                int theirCount = 0;
+                Exception? theirError = null;
+                try
+                {
+                    theirCount = await System.IO.RandomAccess.ReadAsync(expected[i].Handle, expected[i].Buffer, expected[i].Offset);
+                }
+                catch (Exception e)
+                {
+                    theirError = e;
+                }
+                if (theirError is not null)
+                {
+                    Assert.False(results[i].Succeeded, $"request {i}: System.IO threw {theirError.GetType().Name}");
+                    Assert.IsType(theirError.GetType(), results[i].Exception);
+                    Assert.Equal(theirError.HResult, results[i].Exception!.HResult);
+                    continue;
+                }
+                Assert.True(results[i].Succeeded, $"request {i}: {results[i].Exception}");
+                Assert.Equal(theirCount, results[i].BytesRead);
+                Assert.Equal(expected[i].Buffer, requests[i].Buffer.ToArray());
+            }
+
+            // The synchronous form gives the same results.
+            var syncResults = new BatchReadResult[count];
+            SpindleRandomAccess.ReadBatch(requests, syncResults);
+            for (int i = 0; i < count; i++)
+            {
+                Assert.Equal(results[i].BytesRead, syncResults[i].BytesRead);
+                Assert.Equal(results[i].Exception?.GetType(), syncResults[i].Exception?.GetType());
+            }
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task A_bad_request_throws_before_any_read_and_fills_no_buffer(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        File.WriteAllBytes(dir.File("a"), Data(10_000, 4));
+        using SafeFileHandle a = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        SafeFileHandle closed = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        closed.Dispose();
+        byte[] first = new byte[100];
+        Array.Fill(first, (byte)0xAA);
+
+        Assert.Throws<ArgumentOutOfRangeException>(() => { _ = SpindleRandomAccess.ReadBatchAsync(new[] { new BatchReadRequest(a, first, 0), new BatchReadRequest(a, new byte[1], -1) }, new BatchReadResult[2], engine); });
+        Assert.Throws<ArgumentNullException>(() => { _ = SpindleRandomAccess.ReadBatchAsync(new[] { new BatchReadRequest(a, first, 0), new BatchReadRequest(null!, new byte[1], 0) }, new BatchReadResult[2], engine); });
+        Assert.Throws<ObjectDisposedException>(() => { _ = SpindleRandomAccess.ReadBatchAsync(new[] { new BatchReadRequest(a, first, 0), new BatchReadRequest(closed, new byte[1], 0) }, new BatchReadResult[2], engine); });
+        Assert.Throws<ArgumentException>(() => { _ = SpindleRandomAccess.ReadBatchAsync(new[] { new BatchReadRequest(a, first, 0), new BatchReadRequest(a, first, 0) }, new BatchReadResult[1], engine); });
+        Assert.All(first, x => Assert.Equal(0xAA, x));
+
+        // An empty batch completes at once.
+        await SpindleRandomAccess.ReadBatchAsync(ReadOnlyMemory<BatchReadRequest>.Empty, Memory<BatchReadResult>.Empty, engine);
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task O_DIRECT_alignment_is_checked_for_every_request_before_anything_is_read(IoEngine engine)
+    {
+        using var dir = new TempDirectory(AppContext.BaseDirectory); // a disk: tmpfs may refuse O_DIRECT
+        string path = dir.File("direct");
+        File.WriteAllBytes(path, Data(1 << 20, 5));
+        using SafeFileHandle handle = SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+        using SafeFileHandle system = File.OpenHandle(path);
+        int block = SpindleFile.GetDirectIOAlignment(handle).OffsetAlignment;
+        using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(33 * 4096);
+        Memory<byte> memory = owner.Memory;
+        memory.Span.Fill(0xAA);
+
+        var requests = new BatchReadRequest[32];
+        for (int i = 0; i < 32; i++)
+        {
+            requests[i] = new BatchReadRequest(handle, memory.Slice(i * 4096, 4096), (long)((i * 7919) % 255) * 4096);
+        }
+        // The last request is misaligned: nothing may be read, not even the aligned ones before it.
+        requests[31] = new BatchReadRequest(handle, memory.Slice(31 * 4096, 4096), block / 2 == 0 ? 1 : block / 2);
+        ArgumentException error = Assert.ThrowsAny<ArgumentException>(() => { _ = SpindleRandomAccess.ReadBatchAsync(requests, new BatchReadResult[32], engine); });
+        Assert.Contains(block.ToString(System.Globalization.CultureInfo.InvariantCulture), error.Message);
+        Assert.All(memory.ToArray(), x => Assert.Equal(0xAA, x));
+
+        requests[31] = new BatchReadRequest(handle, memory.Slice(31 * 4096, 4096), (1 << 20) - 4096);
+        var results = new BatchReadResult[32];
+        await SpindleRandomAccess.ReadBatchAsync(requests, results, engine).AsTask().WaitAsync(Timeout);
+        for (int i = 0; i < 32; i++)
+        {
+            byte[] expected = new byte[4096];
+            Assert.Equal(4096, System.IO.RandomAccess.Read(system, expected, requests[i].FileOffset));
+            Assert.True(results[i].Succeeded, results[i].Exception?.ToString());
+            Assert.Equal(4096, results[i].BytesRead);
+            Assert.Equal(expected, requests[i].Buffer.ToArray());
+        }
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines))]
+    public async Task A_token_cancelled_before_the_call_reads_nothing(IoEngine engine)
+    {
+        using var dir = new TempDirectory();
+        File.WriteAllBytes(dir.File("a"), Data(1000, 6));
+        using SafeFileHandle a = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        byte[] buffer = new byte[10];
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () =>
+            await SpindleRandomAccess.ReadBatchAsync(new[] { new BatchReadRequest(a, buffer, 0) }, new BatchReadResult[1], engine, new CancellationToken(true)));
+        Assert.All(buffer, x => Assert.Equal(0, x));
+    }
+
+    [Fact]
+    public async Task Cancelling_a_running_batch_cancels_its_waiting_reads_and_keeps_the_finished_ones()
+    {
+        if (!EngineCases.ReportIoUring(IoEngine.IoUring))
+        {
+            return; // a blocking pipe read on a pool thread cannot be interrupted
+        }
+        using var dir = new TempDirectory();
+        File.WriteAllBytes(dir.File("a"), Data(1000, 7));
+        using SafeFileHandle file = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using var fifo = new Fifo(dir.File("fifo"));
+        byte[] fromFile = new byte[100];
+        byte[] fromPipe = new byte[100];
+        Array.Fill(fromPipe, (byte)0xAA);
+        var results = new BatchReadResult[2];
+        using var cts = new CancellationTokenSource();
+
+        ValueTask batch = SpindleRandomAccess.ReadBatchAsync(new[] { new BatchReadRequest(file, fromFile, 0), new BatchReadRequest(fifo.Reader, fromPipe, 0) }, results, IoEngine.IoUring, cts.Token);
+        await Task.Delay(100);
+        Assert.False(batch.IsCompleted); // the pipe is empty: its read waits in the kernel
+        cts.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await batch.AsTask().WaitAsync(Timeout));
+
+        Assert.True(results[0].Succeeded);
+        Assert.Equal(100, results[0].BytesRead);
+        Assert.IsAssignableFrom<OperationCanceledException>(results[1].Exception);
+        // The kernel let go of the pipe read's buffer: a byte written now does not land in it.
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 1 }, 0);
+        await Task.Delay(100);
+        Assert.All(fromPipe, x => Assert.Equal(0xAA, x));
+    }
+}

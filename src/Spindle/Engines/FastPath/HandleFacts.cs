@@ -37,8 +37,9 @@ internal sealed class HandleFacts
     public bool CharacterDevice;
 
     /// <summary>
-    /// A pipe, socket or character device: a read or write may wait for ever (for a peer, a terminal),
-    /// unlike regular files and block devices, whose operations always finish.
+    /// A pipe, socket, character device, anonymous inode (eventfd, timerfd, inotify, signalfd: no file type
+    /// in its mode) or a handle of unknown type: a read or write may wait for ever (for a peer, a terminal,
+    /// an event), unlike regular files, block devices and directories, whose operations always finish.
     /// </summary>
     public bool MayBlockIndefinitely;
 
@@ -96,7 +97,7 @@ internal sealed class HandleFacts
                 facts.SystemCalls++;
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
-            facts.MayBlockIndefinitely = type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
+            facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
             facts.NonBlockingReads = cached;

@@ -33,6 +33,6 @@ public class AotCompatibilityTests
         string[] loaded = named.Select(t => scopes[t.Namespace + "." + t.Name]).Distinct().Order().ToArray();
 
         Assert.Equal(references, loaded);
-        Assert.Equal(references.Length, DependencyLoader.ReferencedAssemblyCount);
+        Assert.Equal(DependencyLoader.ReferencedAssemblyCount, references.Length);
     }
 }

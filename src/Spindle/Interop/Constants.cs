@@ -16,6 +16,7 @@ internal static class OpenFlags
     internal const int O_NONBLOCK = 0x800;
     internal const int O_SYNC = 0x101000;
     internal const int O_CLOEXEC = 0x80000;
+    internal const int O_PATH = 0x200000;
 
     private static readonly bool s_isArm = RuntimeInformation.ProcessArchitecture is Architecture.Arm64 or Architecture.Arm;
 

@@ -43,6 +43,9 @@ internal sealed class HandleFacts
     /// </summary>
     public bool MayBlockIndefinitely;
 
+    /// <summary>An <c>O_PATH</c> descriptor: it names a file but reads, writes and seeks nothing.</summary>
+    public bool PathOnly;
+
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
@@ -97,6 +100,7 @@ internal sealed class HandleFacts
                 facts.SystemCalls++;
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
+            facts.PathOnly = flags >= 0 && (flags & OpenFlags.O_PATH) != 0;
             facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
             // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
             bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;

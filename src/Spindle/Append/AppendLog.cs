@@ -115,24 +115,40 @@ public static class AppendLog
         Stream stream = MemoryMarshal.TryGetArray(contents, out ArraySegment<byte> array)
             ? new MemoryStream(array.Array!, array.Offset, array.Count, writable: false)
             : new MemoryStream(contents.ToArray(), writable: false);
-        return ScanAll(new AppendLogReader(stream));
+        return ScanAll(new AppendLogReader(stream), contents.Length);
     }
 
     /// <summary>Reads the file at <paramref name="path"/> and scans it (see <see cref="Scan"/>), a record at a time.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is null.</exception>
     /// <exception cref="IOException">The file cannot be read; the exceptions are <see cref="File.ReadAllBytes(string)"/>'s.</exception>
-    public static AppendLogScan ReadAll(string path) => ScanAll(new AppendLogReader(path));
+    public static AppendLogScan ReadAll(string path)
+    {
+        var reader = new AppendLogReader(path);
+        return ScanAll(reader, reader.StreamLength);
+    }
 
-    private static AppendLogScan ScanAll(AppendLogReader reader)
+    // The records go into one array as long as the log (a payload is never longer than its frame), sliced.
+    private static AppendLogScan ScanAll(AppendLogReader reader, long length)
     {
         using (reader)
         {
             var records = new List<ReadOnlyMemory<byte>>();
+            byte[] payloads = new byte[Math.Min(length, Array.MaxLength)];
+            int used = 0;
             while (reader.Read())
             {
-                records.Add(reader.Record.ToArray());
+                ReadOnlySpan<byte> record = reader.Record.Span;
+                if (record.Length > payloads.Length - used)
+                {
+                    // The file grew while it was read: a new array for the rest.
+                    payloads = new byte[Math.Max(record.Length, payloads.Length)];
+                    used = 0;
+                }
+                record.CopyTo(payloads.AsSpan(used));
+                records.Add(payloads.AsMemory(used, record.Length));
+                used += record.Length;
             }
-            return new AppendLogScan(records, [.. reader.Damaged]) { BytesDecoded = reader.BytesDecoded };
+            return new AppendLogScan(records, new List<(long Offset, long Length)>(reader.Damaged)) { BytesDecoded = reader.BytesDecoded };
         }
     }
 

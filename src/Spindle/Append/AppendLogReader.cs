@@ -64,6 +64,9 @@ public sealed class AppendLogReader : IDisposable
     /// <summary>The stretches skipped so far, each as (offset, length): whole once a read returned false.</summary>
     public IReadOnlyList<(long Offset, long Length)> Damaged => _damaged;
 
+    // The stream's length when it can say, else 0; a capacity hint.
+    internal long StreamLength => _stream.CanSeek ? Math.Max(0, _stream.Length - _stream.Position) : 0;
+
     // Bytes decoded and checksummed so far (each byte of the log at most once); for tests.
     internal long BytesDecoded { get; private set; }
 

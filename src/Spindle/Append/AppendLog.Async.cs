@@ -35,9 +35,8 @@ public static partial class AppendLog
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        int length = HeaderSize + payload.Length;
-        byte[] frame = ArrayPool<byte>.Shared.Rent(length);
-        WriteFrame(payload.Span, frame);
+        byte[] frame = ArrayPool<byte>.Shared.Rent(GetMaxFrameLength(payload.Length));
+        int length = WriteFrame(payload.Span, frame);
         ValueTask write;
         try
         {

@@ -1,5 +1,5 @@
 using System.Buffers;
-using System.Buffers.Binary;
+using System.Runtime.InteropServices;
 using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Append;
@@ -19,53 +19,44 @@ namespace Spindle;
 /// writer killed with SIGKILL in the middle of a large write, or one that meets a full disk, leaves the part
 /// already copied, and later writers' records follow it. A crash (power loss) can likewise leave the last
 /// records partly on disk. Framing makes such a torn record detectable.</para>
-/// <para>A frame is a 4-byte marker, the payload's length (4 bytes, little-endian) and a CRC-32C of length
-/// and payload (4 bytes), then the payload. <see cref="Append(SafeFileHandle, ReadOnlySpan{byte})"/> writes a
-/// frame with one <c>write(2)</c>. <see cref="Scan"/> returns every whole record and skips what is not one,
-/// finding the next frame by its marker, so one torn record costs only itself.</para>
+/// <para>A frame is a zero byte, then the payload's length (4 bytes, little-endian), a CRC-32C of length and
+/// payload (4 bytes) and the payload, encoded with COBS (Consistent Overhead Byte Stuffing: at most one byte
+/// more per 254) so that no other zero byte occurs in it. <see cref="Append(SafeFileHandle, ReadOnlySpan{byte})"/>
+/// writes a frame with one <c>write(2)</c>. <see cref="Scan"/> and <see cref="AppendLogReader"/> split the log
+/// at zero bytes: each piece is a whole frame or damage, so one torn record costs only itself, a frame that a
+/// torn record's payload holds is never taken for a record, and each byte is looked at once.</para>
 /// </remarks>
 public static partial class AppendLog
 {
-    /// <summary>The bytes a frame adds in front of its payload.</summary>
-    public const int HeaderSize = 12;
-
     /// <summary>The largest payload a frame holds (1 GiB); a header claiming more is damage.</summary>
     public const int MaxPayloadLength = 1 << 30;
-
-    // "SPRC": where a frame starts, so that a scan can find the next one after a torn record.
-    private const uint Marker = 0x43525053;
 
     // Frames up to this size are built on the stack.
     private const int StackFrameLimit = 1024;
 
-    /// <summary>The length of the frame that holds a payload of <paramref name="payloadLength"/> bytes.</summary>
+    /// <summary>The most bytes the frame of a payload of <paramref name="payloadLength"/> bytes takes (its length depends on the zero bytes in the payload).</summary>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="payloadLength"/> is negative or above <see cref="MaxPayloadLength"/>.</exception>
-    public static int GetFrameLength(int payloadLength)
+    public static int GetMaxFrameLength(int payloadLength)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(payloadLength);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(payloadLength, MaxPayloadLength);
-        return HeaderSize + payloadLength;
+        return FrameCodec.MaxFrameLength(payloadLength);
     }
 
     /// <summary>Writes the frame of <paramref name="payload"/> into <paramref name="destination"/> and returns its length.</summary>
-    /// <exception cref="ArgumentException"><paramref name="payload"/> is longer than <see cref="MaxPayloadLength"/>, or <paramref name="destination"/> is shorter than the frame.</exception>
+    /// <exception cref="ArgumentException"><paramref name="payload"/> is longer than <see cref="MaxPayloadLength"/>, or <paramref name="destination"/> is shorter than <see cref="GetMaxFrameLength"/>.</exception>
     public static int WriteFrame(ReadOnlySpan<byte> payload, Span<byte> destination)
     {
         if (payload.Length > MaxPayloadLength)
         {
             throw new ArgumentException($"A record holds at most {MaxPayloadLength} bytes.", nameof(payload));
         }
-        int length = HeaderSize + payload.Length;
+        int length = FrameCodec.MaxFrameLength(payload.Length);
         if (destination.Length < length)
         {
-            throw new ArgumentException($"The frame needs {length} bytes.", nameof(destination));
+            throw new ArgumentException($"The frame of {payload.Length} bytes needs up to {length} bytes (GetMaxFrameLength).", nameof(destination));
         }
-        BinaryPrimitives.WriteUInt32LittleEndian(destination, Marker);
-        BinaryPrimitives.WriteInt32LittleEndian(destination[4..], payload.Length);
-        payload.CopyTo(destination[HeaderSize..]);
-        uint crc = Crc32C.Append(Crc32C.Seed, destination.Slice(4, 4));
-        BinaryPrimitives.WriteUInt32LittleEndian(destination[8..], Crc32C.Finish(Crc32C.Append(crc, payload)));
-        return length;
+        return FrameCodec.Encode(payload, destination);
     }
 
     /// <summary>
@@ -76,6 +67,7 @@ public static partial class AppendLog
     /// <exception cref="ArgumentNullException"><paramref name="handle"/> is null.</exception>
     /// <exception cref="ArgumentException">The handle is invalid or was not opened for appending (<c>O_APPEND</c>), or the payload is too long.</exception>
     /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
+    /// <exception cref="UnauthorizedAccessException">The handle was opened for reading only (as System.IO.RandomAccess.Write reports it).</exception>
     /// <exception cref="IOException">The write failed (the errno is the HResult).</exception>
     /// <exception cref="PlatformNotSupportedException">Not on Linux (atomic append is Linux only).</exception>
     [SupportedOSPlatform("linux")]
@@ -102,68 +94,49 @@ public static partial class AppendLog
 
     /// <summary>
     /// Reads framed records back: every whole record in file order, and the stretches that are not one
-    /// (a torn record, an unfinished tail), which are skipped. The records are slices of <paramref name="contents"/>.
+    /// (a torn record, an unfinished tail), which are skipped. To read a large log a record at a time, use
+    /// <see cref="AppendLogReader"/>.
     /// </summary>
     public static AppendLogScan Scan(ReadOnlyMemory<byte> contents)
     {
-        ReadOnlySpan<byte> data = contents.Span;
-        var records = new List<ReadOnlyMemory<byte>>();
-        var damaged = new List<(long Offset, long Length)>();
-        int position = 0;
-        int damageStart = -1; // where the stretch being skipped began, or -1
-        while (position < data.Length)
-        {
-            if (TryFrame(data[position..], out int payloadLength))
-            {
-                if (damageStart >= 0)
-                {
-                    damaged.Add((damageStart, position - damageStart));
-                    damageStart = -1;
-                }
-                records.Add(contents.Slice(position + HeaderSize, payloadLength));
-                position += HeaderSize + payloadLength;
-                continue;
-            }
-            if (damageStart < 0)
-            {
-                damageStart = position;
-            }
-            int next = data[(position + 1)..].IndexOf(MarkerBytes);
-            position = next < 0 ? data.Length : position + 1 + next;
-        }
-        if (damageStart >= 0)
-        {
-            damaged.Add((damageStart, data.Length - damageStart));
-        }
-        return new AppendLogScan(records, damaged);
+        Stream stream = MemoryMarshal.TryGetArray(contents, out ArraySegment<byte> array)
+            ? new MemoryStream(array.Array!, array.Offset, array.Count, writable: false)
+            : new MemoryStream(contents.ToArray(), writable: false);
+        return ScanAll(new AppendLogReader(stream), contents.Length);
     }
 
-    /// <summary>Reads the file at <paramref name="path"/> and scans it (see <see cref="Scan"/>).</summary>
+    /// <summary>Reads the file at <paramref name="path"/> and scans it (see <see cref="Scan"/>), a record at a time.</summary>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is null.</exception>
     /// <exception cref="IOException">The file cannot be read; the exceptions are <see cref="File.ReadAllBytes(string)"/>'s.</exception>
-    public static AppendLogScan ReadAll(string path) => Scan(File.ReadAllBytes(path));
-
-    private static ReadOnlySpan<byte> MarkerBytes => "SPRC"u8;
-
-    private static bool TryFrame(ReadOnlySpan<byte> data, out int payloadLength)
+    public static AppendLogScan ReadAll(string path)
     {
-        payloadLength = 0;
-        if (data.Length < HeaderSize || BinaryPrimitives.ReadUInt32LittleEndian(data) != Marker)
+        var reader = new AppendLogReader(path);
+        return ScanAll(reader, reader.StreamLength);
+    }
+
+    // The records go into one array as long as the log (a payload is never longer than its frame), sliced.
+    private static AppendLogScan ScanAll(AppendLogReader reader, long length)
+    {
+        using (reader)
         {
-            return false;
+            var records = new List<ReadOnlyMemory<byte>>();
+            byte[] payloads = new byte[Math.Min(length, Array.MaxLength)];
+            int used = 0;
+            while (reader.Read())
+            {
+                ReadOnlySpan<byte> record = reader.Record.Span;
+                if (record.Length > payloads.Length - used)
+                {
+                    // The file grew while it was read: a new array for the rest.
+                    payloads = new byte[Math.Max(record.Length, payloads.Length)];
+                    used = 0;
+                }
+                record.CopyTo(payloads.AsSpan(used));
+                records.Add(payloads.AsMemory(used, record.Length));
+                used += record.Length;
+            }
+            return new AppendLogScan(records, new List<(long Offset, long Length)>(reader.Damaged)) { BytesDecoded = reader.BytesDecoded };
         }
-        int length = BinaryPrimitives.ReadInt32LittleEndian(data[4..]);
-        if (length < 0 || length > MaxPayloadLength || length > data.Length - HeaderSize)
-        {
-            return false;
-        }
-        uint crc = Crc32C.Append(Crc32C.Seed, data.Slice(4, 4));
-        if (Crc32C.Finish(Crc32C.Append(crc, data.Slice(HeaderSize, length))) != BinaryPrimitives.ReadUInt32LittleEndian(data[8..]))
-        {
-            return false;
-        }
-        payloadLength = length;
-        return true;
     }
 
     private static bool IsAppendHandle(SafeFileHandle handle)
@@ -189,18 +162,18 @@ public static partial class AppendLog
     // Builds the frame on the stack or in a pooled array, so that appending allocates nothing.
     private static void WithFrame<T>(ReadOnlySpan<byte> payload, T target, FrameWriter<T> write)
     {
-        int length = GetFrameLength(payload.Length <= MaxPayloadLength ? payload.Length : throw new ArgumentException(
+        int length = GetMaxFrameLength(payload.Length <= MaxPayloadLength ? payload.Length : throw new ArgumentException(
             $"A record holds at most {MaxPayloadLength} bytes.", nameof(payload)));
         if (length <= StackFrameLimit)
         {
             Span<byte> frame = stackalloc byte[StackFrameLimit];
-            write(target, frame[..WriteFrame(payload, frame)]);
+            write(target, frame[..FrameCodec.Encode(payload, frame)]);
             return;
         }
         byte[] rented = ArrayPool<byte>.Shared.Rent(length);
         try
         {
-            write(target, rented.AsSpan(0, WriteFrame(payload, rented)));
+            write(target, rented.AsSpan(0, FrameCodec.Encode(payload, rented)));
         }
         finally
         {

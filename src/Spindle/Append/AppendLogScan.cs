@@ -9,7 +9,7 @@ public sealed class AppendLogScan
         Damaged = damaged;
     }
 
-    /// <summary>The payload of every whole record (its length and checksum agree), in file order; slices of the scanned contents.</summary>
+    /// <summary>The payload of every whole record (its length and checksum agree), in file order.</summary>
     public IReadOnlyList<ReadOnlyMemory<byte>> Records { get; }
 
     /// <summary>
@@ -18,4 +18,7 @@ public sealed class AppendLogScan
     /// Empty for a file written only by writers that lived.
     /// </summary>
     public IReadOnlyList<(long Offset, long Length)> Damaged { get; }
+
+    // Bytes decoded and checksummed by the scan (each byte of the log at most once); for tests.
+    internal long BytesDecoded { get; init; }
 }

@@ -69,7 +69,7 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        int frameLength = AppendLog.HeaderSize + payload.Length;
+        int frameLength = AppendLog.GetMaxFrameLength(payload.Length); // room enough; the frame may be shorter
         Commit? commit;
         long end;   // where this frame ends in its commit's bytes
         bool lead;

@@ -43,6 +43,24 @@ internal static unsafe class ExtentCopier
     }
 
     /// <summary>
+    /// Copies what <paramref name="inFd"/> reads until its end into <paramref name="outFd"/> with read/write at
+    /// their current positions, as System.IO does for a pipe, a FIFO or a device: no offsets, extents or length.
+    /// </summary>
+    internal static void CopySequential(int inFd, int outFd, string source, string destination, IProgress<long>? progress,
+        CancellationToken cancellationToken)
+    {
+        var state = new CopyState(inFd, outFd, outDelta: 0, source, destination, progress, cancellationToken);
+        try
+        {
+            state.CopyWithBuffer(0, long.MaxValue, sequential: true);
+        }
+        finally
+        {
+            state.Dispose();
+        }
+    }
+
+    /// <summary>
     /// Copies <paramref name="count"/> bytes from one offset of one file to an offset of another (holes
     /// included, since the destination range may hold data); returns how many bytes were copied, fewer
     /// when the source ends first. The destination's length is not changed beyond what is written.
@@ -196,8 +214,8 @@ internal static unsafe class ExtentCopier
             return offset >= end || CopyWithBuffer(offset, end);
         }
 
-        /// <summary>Copies [start, end) with pread/pwrite; false when the source ended first.</summary>
-        internal bool CopyWithBuffer(long start, long end)
+        /// <summary>Copies [start, end) with pread/pwrite (read/write when <paramref name="sequential"/>); false when the source ended first.</summary>
+        internal bool CopyWithBuffer(long start, long end, bool sequential = false)
         {
             if (_buffer == null)
             {
@@ -207,7 +225,8 @@ internal static unsafe class ExtentCopier
             while (offset < end)
             {
                 _cancellationToken.ThrowIfCancellationRequested();
-                nint read = Libc.PRead(InFd, _buffer, (nuint)Math.Min(end - offset, BufferChunk), offset);
+                nuint count = (nuint)Math.Min(end - offset, BufferChunk);
+                nint read = sequential ? Libc.Read(InFd, _buffer, count) : Libc.PRead(InFd, _buffer, count, offset);
                 if (read < 0)
                 {
                     if (Errno.Last == Errno.EINTR)
@@ -221,18 +240,19 @@ internal static unsafe class ExtentCopier
                     return false;
                 }
                 SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
-                WriteAll(_buffer, read, offset + _outDelta);
+                WriteAll(_buffer, read, sequential ? -1 : offset + _outDelta);
                 offset += read;
                 Advance(offset);
             }
             return true;
         }
 
+        // At offset, or at the descriptor's position when offset is -1.
         private readonly void WriteAll(byte* data, nint count, long offset)
         {
             while (count > 0)
             {
-                nint written = Libc.PWrite(OutFd, data, (nuint)count, offset);
+                nint written = offset < 0 ? Libc.Write(OutFd, data, (nuint)count) : Libc.PWrite(OutFd, data, (nuint)count, offset);
                 if (written < 0)
                 {
                     if (Errno.Last == Errno.EINTR)
@@ -244,7 +264,7 @@ internal static unsafe class ExtentCopier
                 SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
                 data += written;
                 count -= written;
-                offset += written;
+                offset = offset < 0 ? offset : offset + written;
             }
         }
 

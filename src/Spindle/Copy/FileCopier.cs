@@ -7,8 +7,9 @@ namespace Spindle.Copy;
 /// <summary>
 /// <see cref="File.Copy(string, string, bool)"/>'s steps on Linux, in its order and with its exceptions:
 /// open the source (shared lock), open the destination (create or create-new, exclusive lock, the
-/// source's permissions), set the permissions, copy the data, copy the times. The data moves with
-/// <see cref="ExtentCopier"/>.
+/// source's permissions), copy the data, copy the times, set the permissions (last, so that a copy that
+/// fails leaves an overwritten destination its own mode). The data moves with <see cref="ExtentCopier"/>,
+/// or with read/write when either side is not a regular file (a pipe, a FIFO, a device), as in System.IO.
 /// </summary>
 internal static unsafe class FileCopier
 {
@@ -31,9 +32,20 @@ internal static unsafe class FileCopier
 
         SafeFileHandle output = OpenDestination(destination, overwrite, (UnixFileMode)(status.Mode & PermissionBits));
         bool completed = false;
+        bool regularOutput = false;
         try
         {
             int outFd = (int)output.DangerousGetHandle();
+            regularOutput = (Status(output, destination).Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
+            if (regularOutput && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG)
+            {
+                ExtentCopier.Copy((int)input.DangerousGetHandle(), outFd, (long)status.Size, source, destination, progress, cancellationToken);
+            }
+            else
+            {
+                ExtentCopier.CopySequential((int)input.DangerousGetHandle(), outFd, source, destination, progress, cancellationToken);
+            }
+            CopyTimes(outFd, status);
             // The create mode was filtered by the umask, and an overwritten file kept its own: set the source's.
             int result;
             while ((result = Libc.FChmod(outFd, status.Mode & PermissionBits)) < 0 && Errno.Last == Errno.EINTR)
@@ -43,17 +55,14 @@ internal static unsafe class FileCopier
             {
                 throw IoErrors.ForErrno(Errno.Last, destination);
             }
-
-            ExtentCopier.Copy((int)input.DangerousGetHandle(), outFd, (long)status.Size, source, destination, progress, cancellationToken);
-            CopyTimes(outFd, status);
             completed = true;
         }
         finally
         {
             output.Dispose();
-            if (!completed && cancellationToken.IsCancellationRequested)
+            if (!completed && regularOutput && cancellationToken.IsCancellationRequested)
             {
-                // A cancelled copy leaves no half-written file behind.
+                // A cancelled copy leaves no half-written file behind (a FIFO or device it wrote to stays).
                 Libc.Unlink(destination);
             }
         }

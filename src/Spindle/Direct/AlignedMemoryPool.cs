@@ -98,11 +98,14 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
         NativeMemory.AlignedFree(block);
     }
 
-    /// <summary>Frees the pooled buffers; buffers still rented are freed when their owners are disposed.</summary>
+    /// <summary>
+    /// Frees the pooled buffers; buffers still rented are freed when their owners are disposed. Disposing
+    /// <see cref="Shared"/> does nothing, as for <see cref="MemoryPool{T}.Shared"/>: the process's direct streams rent from it.
+    /// </summary>
     /// <param name="disposing">Whether called from <see cref="IDisposable.Dispose"/>.</param>
     protected override void Dispose(bool disposing)
     {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        if (ReferenceEquals(this, Shared) || Interlocked.Exchange(ref _disposed, 1) != 0)
         {
             return;
         }

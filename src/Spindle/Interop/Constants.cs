@@ -16,6 +16,7 @@ internal static class OpenFlags
     internal const int O_NONBLOCK = 0x800;
     internal const int O_SYNC = 0x101000;
     internal const int O_CLOEXEC = 0x80000;
+    internal const int O_PATH = 0x200000;
 
     private static readonly bool s_isArm = RuntimeInformation.ProcessArchitecture is Architecture.Arm64 or Architecture.Arm;
 
@@ -57,8 +58,8 @@ internal static class LinuxConstants
     internal const int S_IFMT = 0xF000;
     internal const int S_IFREG = 0x8000;
     internal const int S_IFDIR = 0x4000;
-    internal const int S_IFCHR = 0x2000;
     internal const int S_IFBLK = 0x6000;
+    internal const int S_IFCHR = 0x2000;
     internal const int S_IFIFO = 0x1000;
     internal const int S_IFSOCK = 0xC000;
 

@@ -1,5 +1,3 @@
-using System.Diagnostics.CodeAnalysis;
-using System.Reflection;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
@@ -18,8 +16,7 @@ internal static partial class DependencyLoader
 
     private const int Pending = 0, Done = 1, Failed = 2;
 
-    private static int s_state;                 // Pending until a load with descriptors free ends: Done, or Failed (not retried)
-    private static AssemblyName[]? s_references; // what Spindle references, read once
+    private static int s_state; // Pending until a load with descriptors free ends: Done, or Failed (not retried)
 
     /// <summary>
     /// Whether the load was attempted with descriptors free: everything is loaded, or what failed then
@@ -37,32 +34,23 @@ internal static partial class DependencyLoader
     /// than those (the meter), and returns <see cref="Settled"/>. Short of descriptors it loads nothing
     /// (a failed load would be remembered), so that a later call can.
     /// </summary>
-    [UnconditionalSuppressMessage("Trimming", "IL2026", Justification = "Best effort: a reference trimmed away needs no loading.")]
     internal static bool TrySettle()
     {
         if (Settled)
         {
             return true;
         }
-        AssemblyName[] references = s_references ??= typeof(DependencyLoader).Assembly.GetReferencedAssemblies();
         // The runtime keeps a loaded assembly's file open, and needs one more while it loads it.
-        if (!DescriptorsFree(references.Length + 2))
+        if (!DescriptorsFree(ReferencedAssemblyCount + 2))
         {
             return false;
         }
         int state = Done;
         try
         {
-            foreach (AssemblyName name in references)
-            {
-                Assembly.Load(name);
-            }
+            GC.KeepAlive(OneTypePerReferencedAssembly());
         }
-        catch (PlatformNotSupportedException)
-        {
-            // A host that loads no assemblies (native AOT): everything is there.
-        }
-        catch (Exception e) when (e is IOException or BadImageFormatException)
+        catch (Exception e) when (e is IOException or BadImageFormatException or TypeLoadException)
         {
             // Another thread took the descriptors meanwhile: what loaded stays loaded, the rest would fail
             // again, and the code that needs it fails where it runs.
@@ -72,6 +60,31 @@ internal static partial class DependencyLoader
         Diagnostics.SpindleMetrics.CreateInstruments();
         return true;
     }
+
+    // The length of OneTypePerReferencedAssembly, known without running it (that would load them).
+    internal const int ReferencedAssemblyCount = 11;
+
+    /// <summary>
+    /// One type of each assembly Spindle references (a test checks that none is missing). Naming them loads
+    /// those assemblies when the runtime compiles this method; compiled ahead of time (Native AOT) there is
+    /// nothing to load, everything is in the binary, and naming a type costs nothing. No reflection: the
+    /// list of references is not readable under Native AOT, and trimming may remove them.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    internal static Type[] OneTypePerReferencedAssembly() =>
+    [
+        typeof(object),                                                   // System.Runtime
+        typeof(List<>),                                                   // System.Collections
+        typeof(System.Buffers.MemoryPool<>),                              // System.Memory
+        typeof(System.Collections.Concurrent.ConcurrentQueue<>),          // System.Collections.Concurrent
+        typeof(SemaphoreSlim),                                            // System.Threading
+        typeof(NativeMemory),                                             // System.Runtime.InteropServices
+        typeof(IThreadPoolWorkItem),                                      // System.Threading.ThreadPool
+        typeof(Thread),                                                   // System.Threading.Thread
+        typeof(System.Diagnostics.Tracing.EventSource),                   // System.Diagnostics.Tracing
+        typeof(System.Diagnostics.Metrics.Meter),                         // System.Diagnostics.DiagnosticSource
+        typeof(Console),                                                  // System.Console
+    ];
 
     // Counts by making them: an eventfd is the cheapest descriptor and needs no path. These calls
     // marshal nothing, so their stubs need no assembly but the core library.

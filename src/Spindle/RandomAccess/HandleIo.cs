@@ -160,8 +160,9 @@ internal static class HandleIo
             if (Libc.FSync(Fd(handle)) < 0)
             {
                 int errno = Errno.Last;
-                // Special files that cannot be synchronised (pipes, some devices) are not an error, as in System.IO.
-                if (errno is not (Errno.EROFS or Errno.EINVAL or Errno.EOPNOTSUPP))
+                // Special files that cannot be synchronised (pipes, some devices) are not an error, as in System.IO,
+                // nor is an O_PATH descriptor, which wrote nothing to flush (System.IO's FlushToDisk succeeds).
+                if (errno is not (Errno.EROFS or Errno.EINVAL or Errno.EOPNOTSUPP) && !(errno == Errno.EBADF && IsPathOnly(handle)))
                 {
                     throw IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(handle));
                 }
@@ -206,4 +207,10 @@ internal static class HandleIo
     }
 
     internal static int Fd(SafeFileHandle handle) => (int)handle.DangerousGetHandle();
+
+    private static bool IsPathOnly(SafeFileHandle handle)
+    {
+        int flags = Libc.Fcntl(Fd(handle), LinuxConstants.F_GETFL, 0);
+        return flags >= 0 && (flags & OpenFlags.O_PATH) != 0;
+    }
 }

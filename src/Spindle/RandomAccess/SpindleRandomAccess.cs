@@ -176,7 +176,19 @@ public static partial class SpindleRandomAccess
         {
             ThrowHelper.ThrowNeedNonNegative(nameof(fileOffset));
         }
-        return SafeFileHandleInternals.CanSeek(handle) ? fileOffset : -1;
+        return SafeFileHandleInternals.CanSeek(handle) ? fileOffset : Unpositioned(handle);
+    }
+
+    // A handle without positions reads and writes at its own (a pipe, a socket, a device); an O_PATH handle
+    // cannot seek either, but it names a file that System.IO refuses as unseekable, so Spindle does too.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static long Unpositioned(SafeFileHandle handle)
+    {
+        if (Engines.FastPath.HandleFacts.Of(handle).PathOnly)
+        {
+            ThrowHelper.ThrowUnseekable();
+        }
+        return -1;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

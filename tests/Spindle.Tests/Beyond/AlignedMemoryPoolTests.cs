@@ -1,9 +1,43 @@
 using System.Buffers;
+using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Beyond;
 
 public class AlignedMemoryPoolTests
 {
+    // In a child process: on a pool that Dispose broke, every later direct stream of the process would fail.
+    [Fact]
+    public void Disposing_the_shared_pool_is_harmless_like_MemoryPool_Shared()
+    {
+        (int code, string text) = ChildProcess.Run(typeof(AlignedMemoryPoolTests), nameof(ChildDisposesSharedPools));
+        Assert.True(code == 0, text);
+        Assert.Contains("direct stream after: ok", text);
+    }
+
+    /// <summary>Child: disposes both shared pools, then rents and runs a direct stream.</summary>
+    public static int ChildDisposesSharedPools(string[] args)
+    {
+        MemoryPool<byte>.Shared.Dispose();
+        AlignedMemoryPool.Shared.Dispose();
+        MemoryPool<byte>.Shared.Rent(100).Dispose();
+        AlignedMemoryPool.Shared.Rent(100).Dispose();
+        using var dir = new TempDirectory();
+        byte[] data = new byte[10_000];
+        new Random(5).NextBytes(data);
+        using (var stream = new SpindleFileStream(dir.File("direct"), new SpindleFileOptions
+        {
+            Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true, DirectIOFallback = true,
+        }))
+        {
+            stream.Write(data);
+            stream.Position = 0;
+            byte[] back = new byte[data.Length];
+            stream.ReadExactly(back);
+            Console.WriteLine($"direct stream after: {(back.AsSpan().SequenceEqual(data) ? "ok" : "different bytes")}");
+        }
+        return 0;
+    }
+
     [Theory]
     [InlineData(512, 1)]
     [InlineData(4096, 100)]

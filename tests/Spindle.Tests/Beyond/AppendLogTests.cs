@@ -55,7 +55,7 @@ public class AppendLogTests
         AppendLogScan scan = Framing.ReadAll(path);
         Assert.Empty(scan.Damaged);
         Assert.Equal(payloads.Select(Convert.ToHexString), scan.Records.Select(r => Convert.ToHexString(r.Span)));
-        Assert.Equal(sizes.Sum(Framing.GetFrameLength), new FileInfo(path).Length);
+        Assert.Equal(payloads.Sum(p => (long)FrameOf(p).Length), new FileInfo(path).Length);
     }
 
     [Fact]
@@ -80,11 +80,11 @@ public class AppendLogTests
             Framing.Append(file, payload);
         }
         byte[] bytes = file.ToArray();
-        long Start(int record) => payloads.Take(record).Sum(p => (long)Framing.GetFrameLength(p.Length));
+        long Start(int record) => payloads.Take(record).Sum(p => (long)FrameOf(p).Length);
 
         // A flipped byte in record 5's payload, a flipped length in record 12, and the last record cut short.
-        bytes[Start(5) + Framing.HeaderSize + 3] ^= 0x40;
-        bytes[Start(12) + 4] ^= 0x01;
+        bytes[Start(5) + 15] ^= 0x40;
+        bytes[Start(12) + 2] ^= 0x01;
         byte[] cut = bytes[..(int)(Start(19) + 9)];
 
         AppendLogScan scan = Framing.Scan(cut);
@@ -122,7 +122,7 @@ public class AppendLogTests
         Assert.Equal(expected.Order(), seen.Order());
         Assert.All(scan.Records, r => Assert.Equal(r.ToArray(), Payload(Header(r)).ToArray()));
         (long offset, long length) = Assert.Single(scan.Damaged);
-        Assert.Equal(Framing.GetFrameLength(5000) / 2, length);
+        Assert.Equal(FrameOf(Payload(1, 50, 5000)).Length / 2, length);
         Assert.True(offset + length < new FileInfo(path).Length, "the torn record is followed by whole ones");
     }
 
@@ -142,15 +142,20 @@ public class AppendLogTests
         }
         if (bool.Parse(args[3]))
         {
-            byte[] frame = new byte[Framing.GetFrameLength(5000)];
-            Framing.WriteFrame(Payload(writer, records, 5000), frame);
+            byte[] frame = FrameOf(Payload(writer, records, 5000));
             SpindleRandomAccess.Write(handle, frame.AsSpan(0, frame.Length / 2), 0);
             Process.GetCurrentProcess().Kill();
         }
         return 0;
     }
 
-    // "writer:sequence|" (cut short in tiny payloads) then lowercase letters that follow from the header (no "SPRC" marker inside).
+    private static byte[] FrameOf(byte[] payload)
+    {
+        byte[] frame = new byte[Framing.GetMaxFrameLength(payload.Length)];
+        return frame[..Framing.WriteFrame(payload, frame)];
+    }
+
+    // "writer:sequence|" (cut short in tiny payloads) then lowercase letters that follow from the header.
     private static byte[] Payload(int writer, int sequence, int length)
     {
         byte[] header = Encoding.ASCII.GetBytes($"{writer}:{sequence}|");

@@ -78,9 +78,12 @@ public static unsafe partial class TestLibc
     private static partial int Open(string path, int flags);
 
     /// <summary>A read-only descriptor of a directory (which System.IO and Spindle refuse to open) as an owned handle.</summary>
-    public static SafeFileHandle OpenDirectory(string path)
+    public static SafeFileHandle OpenDirectory(string path) => OpenWithFlags(path, 0);
+
+    /// <summary>open(2) with exactly these flags (and O_CLOEXEC), for handles System.IO cannot open (O_PATH, read-only O_APPEND).</summary>
+    public static SafeFileHandle OpenWithFlags(string path, int flags)
     {
-        int fd = Open(path, 0x80000 /* O_CLOEXEC */);
+        int fd = Open(path, flags | 0x80000 /* O_CLOEXEC */);
         if (fd < 0)
         {
             throw new InvalidOperationException($"open failed: errno {Marshal.GetLastPInvokeError()}");

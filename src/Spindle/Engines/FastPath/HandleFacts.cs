@@ -37,8 +37,9 @@ internal sealed class HandleFacts
     public bool CharacterDevice;
 
     /// <summary>
-    /// A pipe, socket or character device: a read or write may wait for ever (for a peer, a terminal),
-    /// unlike regular files and block devices, whose operations always finish.
+    /// A pipe, socket, character device, anonymous inode (eventfd, timerfd, inotify, signalfd: no file type
+    /// in its mode) or a handle of unknown type: a read or write may wait for ever (for a peer, a terminal,
+    /// an event), unlike regular files, block devices and directories, whose operations always finish.
     /// </summary>
     public bool MayBlockIndefinitely;
 
@@ -54,6 +55,9 @@ internal sealed class HandleFacts
 
     /// <summary>Opened with O_NONBLOCK: a read or write that would wait fails with EAGAIN at once instead.</summary>
     public bool NonBlocking;
+
+    /// <summary>An <c>O_PATH</c> descriptor: it names a file but reads, writes and seeks nothing.</summary>
+    public bool PathOnly;
 
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
@@ -113,8 +117,10 @@ internal sealed class HandleFacts
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
             facts.NonBlocking = flags >= 0 && (flags & OpenFlags.O_NONBLOCK) != 0;
-            // Anonymous inodes wait for an event as pipes wait for a writer.
-            facts.MayBlockIndefinitely = anonymous || type is LinuxConstants.S_IFIFO or LinuxConstants.S_IFSOCK or LinuxConstants.S_IFCHR;
+            facts.PathOnly = flags >= 0 && (flags & OpenFlags.O_PATH) != 0;
+            // Only regular files, block devices and directories always finish; anonymous inodes (eventfd,
+            // timerfd, inotify, signalfd: no file type in the mode) wait for an event as pipes wait for a writer.
+            facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
             facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(fd);
             bool direct = flags >= 0 && (flags & OpenFlags.O_DIRECT) != 0;
             if (direct && type == LinuxConstants.S_IFREG || type == LinuxConstants.S_IFBLK)

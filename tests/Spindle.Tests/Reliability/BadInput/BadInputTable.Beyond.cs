@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Tests.Infrastructure;
 using static Spindle.Tests.Reliability.BadInput.BadInputCase;
 
 namespace Spindle.Tests.Reliability.BadInput;
@@ -49,16 +50,15 @@ public static partial class BadInputTable
             Rows["DirectIOAlignment" + member] = Nothing;
         }
 
-        Rows["AppendLog.HeaderSize (field)"] = Nothing;
         Rows["AppendLog.MaxPayloadLength (field)"] = Nothing;
-        Rows["AppendLog.GetFrameLength(Int32)"] = c =>
+        Rows["AppendLog.GetMaxFrameLength(Int32)"] = c =>
         [
-            Throws<ArgumentOutOfRangeException>("-1", () => AppendLog.GetFrameLength(-1)),
-            Throws<ArgumentOutOfRangeException>("MaxPayloadLength + 1", () => AppendLog.GetFrameLength(AppendLog.MaxPayloadLength + 1)),
+            Throws<ArgumentOutOfRangeException>("-1", () => AppendLog.GetMaxFrameLength(-1)),
+            Throws<ArgumentOutOfRangeException>("MaxPayloadLength + 1", () => AppendLog.GetMaxFrameLength(AppendLog.MaxPayloadLength + 1)),
         ];
         Rows["AppendLog.WriteFrame(ReadOnlySpan<Byte>, Span<Byte>)"] = c =>
         [
-            Throws<ArgumentException>("a destination one byte short", () => AppendLog.WriteFrame(new byte[10], new byte[AppendLog.HeaderSize + 9])),
+            Throws<ArgumentException>("a destination one byte short", () => AppendLog.WriteFrame(new byte[10], new byte[AppendLog.GetMaxFrameLength(10) - 1])),
             Throws<ArgumentException>("an empty destination", () => AppendLog.WriteFrame([], [])),
         ];
         Rows["AppendLog.Append(SafeFileHandle, ReadOnlySpan<Byte>)"] = c =>
@@ -66,6 +66,16 @@ public static partial class BadInputTable
             .. SpindleOnlyHandleCases(c, h => AppendLog.Append(h, [1, 2, 3])),
             Throws<ArgumentException>("a handle without O_APPEND", () => AppendLog.Append(c.Spindle.ReadWrite, [1, 2, 3])),
             Throws<ArgumentException>("a read-only handle", () => AppendLog.Append(c.Spindle.ReadOnly, [1, 2, 3])),
+            // O_RDONLY | O_APPEND: appending is allowed, writing is not; the write fails as System.IO's does.
+            SameAsSystemIo("a read-only handle opened with O_APPEND", () =>
+            {
+                using SafeFileHandle h = TestLibc.OpenWithFlags(c.SpindlePath, 0x400);
+                AppendLog.Append(h, [1, 2, 3]);
+            }, () =>
+            {
+                using SafeFileHandle h = TestLibc.OpenWithFlags(c.SystemPath, 0x400);
+                System.IO.RandomAccess.Write(h, [1, 2, 3], 0);
+            }),
         ];
         Rows["AppendLog.Append(Stream, ReadOnlySpan<Byte>)"] = c =>
         [
@@ -91,6 +101,52 @@ public static partial class BadInputTable
             SameAsSystemIo("a missing file", () => AppendLog.ReadAll(c.Missing), () => File.ReadAllBytes(c.Missing)),
             SameAsSystemIo("a directory", () => AppendLog.ReadAll(c.DirectoryPath), () => File.ReadAllBytes(c.DirectoryPath)),
         ];
+        Rows["AppendLogReader..ctor(Stream, Boolean)"] = c =>
+        [
+            Throws<ArgumentNullException>("null stream", () => _ = new AppendLogReader((Stream)null!)),
+            SameAsSystemIo("a write-only stream", () =>
+            {
+                using Stream s = c.OpenStream(spindle: true, FileAccess.Write);
+                _ = new AppendLogReader(s);
+            }, () =>
+            {
+                using Stream s = c.OpenStream(spindle: false, FileAccess.Write);
+                _ = new StreamReader(s);
+            }),
+        ];
+        Rows["AppendLogReader..ctor(String)"] = c =>
+        [
+            SameAsSystemIo("null path", () => _ = new AppendLogReader((string)null!), () => File.OpenRead(null!)),
+            SameAsSystemIo("empty path", () => _ = new AppendLogReader(""), () => File.OpenRead("")),
+            SameAsSystemIo("a missing file", () => _ = new AppendLogReader(c.Missing), () => File.OpenRead(c.Missing)),
+            SameAsSystemIo("a directory", () => _ = new AppendLogReader(c.DirectoryPath), () => File.OpenRead(c.DirectoryPath)),
+        ];
+        Rows["AppendLogReader.Read()"] = c =>
+        [
+            Throws<ObjectDisposedException>("a disposed reader", () =>
+            {
+                var reader = new AppendLogReader(new MemoryStream());
+                reader.Dispose();
+                reader.Read();
+            }),
+        ];
+        Rows["AppendLogReader.ReadAsync(CancellationToken)"] = c =>
+        [
+            Throws<ObjectDisposedException>("a disposed reader", () =>
+            {
+                var reader = new AppendLogReader(new MemoryStream());
+                reader.Dispose();
+                reader.ReadAsync().AsTask().GetAwaiter().GetResult();
+            }),
+            Throws<OperationCanceledException>("a cancelled token", () =>
+            {
+                using var reader = new AppendLogReader(new MemoryStream(new byte[100]));
+                reader.ReadAsync(new CancellationToken(canceled: true)).AsTask().GetAwaiter().GetResult();
+            }),
+        ];
+        Rows["AppendLogReader.get_Record()"] = Nothing;
+        Rows["AppendLogReader.get_Damaged()"] = Nothing;
+        Rows["AppendLogReader.Dispose()"] = Nothing;
         Rows["AppendLogScan.get_Records()"] = Nothing;
         Rows["AppendLogScan.get_Damaged()"] = Nothing;
 

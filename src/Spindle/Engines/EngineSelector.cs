@@ -59,15 +59,13 @@ internal static class EngineSelector
     {
         (string? name, string source) = SpindleSwitches.IoEngine();
         IoEngine? parsed = Parse(name);
+        IoEngine configured = parsed ?? IoEngine.Auto;
+        // Get first: it loads what the event source needs (or fails the call as an open would).
+        FileIoEngine engine = configured == IoEngine.Auto ? Get(IoEngine.IoUring) : Get(configured);
         if (parsed is null && name is not null)
         {
-            // A name nobody knows (a typo): not silently ignored — an event that names it and the
-            // fallback counter, then Auto, so that a misconfigured process still does its I/O.
-            SpindleEventSource.Log.UnknownEngine(name, source);
-            SpindleMetrics.Fallback();
+            ReportUnknown(name, source);
         }
-        IoEngine configured = parsed ?? IoEngine.Auto;
-        FileIoEngine engine = configured == IoEngine.Auto ? Get(IoEngine.IoUring) : Get(configured);
         // A fallback because io_uring could not start for want of descriptors or memory holds for this
         // call only: a later one starts the ring when they are back.
         bool wantsRing = configured is IoEngine.Auto or IoEngine.IoUring;
@@ -76,6 +74,16 @@ internal static class EngineSelector
             s_default = engine;
         }
         return engine;
+    }
+
+    // A name nobody knows (a typo) is not silently ignored: an event that names it and the fallback
+    // counter, then Auto, so that a misconfigured process still does its I/O. Apart, so that the event
+    // source's assembly is not needed before Get has loaded it.
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ReportUnknown(string name, string source)
+    {
+        SpindleEventSource.Log.UnknownEngine(name, source);
+        SpindleMetrics.Fallback();
     }
 
     // The engines' code needs assemblies beyond the core library. Were the first of them loaded with no

@@ -10,6 +10,7 @@ public static partial class BadInputTable
     {
         AddStreamRows();
         AddBeyondRows();
+        AddFilesRows();
     }
 
     private static void AddBeyondRows()

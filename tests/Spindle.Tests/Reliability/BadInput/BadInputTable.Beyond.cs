@@ -12,6 +12,7 @@ public static partial class BadInputTable
         AddStreamRows();
         AddBeyondRows();
         AddDurabilityRows();
+        AddFilesRows();
     }
 
     private static void AddBeyondRows()

@@ -7,7 +7,9 @@ using Microsoft.Extensions.FileProviders;
 using Microsoft.Extensions.Hosting;
 using Spindle.AspNetCore;
 
-namespace Spindle.Clients.Tests;
+namespace Spindle.AspNetCore.Tests;
+
+using Spindle.Clients.Tests;
 
 /// <summary>
 /// ASP.NET Core's static files on Spindle against the same middleware on <see cref="PhysicalFileProvider"/>: the

@@ -189,7 +189,10 @@ public class SyscallFaultTests(ITestOutputHelper output)
         long before = SyscallFaults.Interrupts + SyscallFaults.Errors;
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
         using (SyscallFaults.Arm(Fd(handle), new ScriptedFaultPlan())) // no faults; armed so that reads skip the page-cache fast path
-        using (SyscallFaults.ArmRingEnter(new RandomFaultPlan(seed: 15, interruptPercent: 30, shortPercent: 0, errorPercent: 20)))
+        // The first enters fail for certain (how many enters a run makes depends on how the ring batches), then at random.
+        using (SyscallFaults.ArmRingEnter(new FirstThen(
+            new ScriptedFaultPlan(SyscallFault.Interrupt, SyscallFault.IoError, SyscallFault.Interrupt), count: 3,
+            new RandomFaultPlan(seed: 15, interruptPercent: 30, shortPercent: 0, errorPercent: 20))))
         {
             await Task.WhenAll(Enumerable.Range(0, Count).Select(i =>
                 SpindleRandomAccess.WriteAsync(handle, data.AsMemory(i * Block, Block), (long)i * Block, IoEngine.IoUring).AsTask()));
@@ -217,4 +220,13 @@ public class SyscallFaultTests(ITestOutputHelper output)
         Assert.Equal(new byte[] { 1, 2, 3 }, File.ReadAllBytes(dir.File("b")));
         return Task.CompletedTask;
     });
+
+    /// <summary>The first <c>count</c> decisions from one plan, the rest from another.</summary>
+    private sealed class FirstThen(FaultPlan first, int count, FaultPlan then) : FaultPlan
+    {
+        private int _calls;
+
+        internal override SyscallFault Next(SyscallKind kind)
+            => Interlocked.Increment(ref _calls) <= count ? first.Next(kind) : then.Next(kind);
+    }
 }

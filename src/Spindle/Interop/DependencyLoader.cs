@@ -62,7 +62,7 @@ internal static partial class DependencyLoader
     }
 
     // The length of OneTypePerReferencedAssembly, known without running it (that would load them).
-    internal const int ReferencedAssemblyCount = 11;
+    internal const int ReferencedAssemblyCount = 12;
 
     /// <summary>
     /// One type of each assembly Spindle references (a test checks that none is missing). Naming them loads
@@ -84,6 +84,7 @@ internal static partial class DependencyLoader
         typeof(System.Diagnostics.Tracing.EventSource),                   // System.Diagnostics.Tracing
         typeof(System.Diagnostics.Metrics.Meter),                         // System.Diagnostics.DiagnosticSource
         typeof(Console),                                                  // System.Console
+        typeof(System.Text.UTF8Encoding),                                 // System.Text.Encoding.Extensions
     ];
 
     // Counts by making them: an eventfd is the cheapest descriptor and needs no path. These calls

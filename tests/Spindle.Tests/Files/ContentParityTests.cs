@@ -4,6 +4,7 @@ using Spindle.Tests.Infrastructure;
 namespace Spindle.Tests.Files;
 
 /// <summary>Moving from File's content methods is a rename: every overload File has, SpindleFile has, with the same return type.</summary>
+[Collection(Spindle.Tests.Engines.SerialCollection.Name)] // allocation counts: no fault seam or meter armed by a parallel test
 public class ContentParityTests
 {
     private static readonly string[] s_contentMethods =

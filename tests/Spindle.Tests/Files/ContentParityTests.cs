@@ -32,6 +32,12 @@ public class ContentParityTests
     [Fact]
     public async Task Reading_and_writing_a_small_file_allocates_only_what_is_returned()
     {
+        if (Spindle.Portable.PassThrough.Enabled)
+        {
+            // Passed through, the calls are System.IO's own, with System.IO's allocations: nothing of Spindle's to measure.
+            Console.WriteLine("passed through to System.IO: the allocation check is Spindle's own code only");
+            return;
+        }
         using var directory = new TempDirectory();
         string path = directory.File("small");
         byte[] contents = new byte[4096];

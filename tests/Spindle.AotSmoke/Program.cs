@@ -38,12 +38,14 @@ listener.SetMeasurementEventCallback<long>((instrument, value, tags, state) =>
     }
     lock (measured)
     {
-        measured[key] = measured.GetValueOrDefault(key) + value;
+        // An observable counter reports its running total; the others report increments.
+        measured[key] = instrument.IsObservable ? value : measured.GetValueOrDefault(key) + value;
     }
 });
 listener.Start();
 long Measured(string key)
 {
+    listener.RecordObservableInstruments();
     lock (measured)
     {
         return measured.GetValueOrDefault(key);

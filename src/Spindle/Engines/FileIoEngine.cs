@@ -9,7 +9,7 @@ namespace Spindle.Engines;
 /// complete only when every byte is written. Engines keep the handle referenced and the buffer
 /// pinned until the kernel is done with them.
 /// </summary>
-internal abstract class FileIoEngine
+internal abstract partial class FileIoEngine
 {
     /// <summary>Which engine this is.</summary>
     public abstract IoEngine Kind { get; }

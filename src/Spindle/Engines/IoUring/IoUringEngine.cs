@@ -14,7 +14,7 @@ namespace Spindle.Engines.IoUring;
 /// the page cache are done inline (see <see cref="WriteFastPath"/>), and every other write through the
 /// page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
 /// </summary>
-internal sealed class IoUringEngine : FileIoEngine
+internal sealed partial class IoUringEngine : FileIoEngine
 {
     // A start that failed for want of descriptors or memory is tried again after this long.
     private const long RetryMilliseconds = 100;

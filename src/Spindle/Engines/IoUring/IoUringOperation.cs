@@ -17,7 +17,7 @@ namespace Spindle.Engines.IoUring;
 /// ring thread touches it until it completes, which happens only after the kernel's last completion
 /// for it, so the buffers and the descriptor outlive every use the kernel makes of them.
 /// </summary>
-internal sealed unsafe class IoUringOperation : IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource, IThreadPoolWorkItem
+internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource, IThreadPoolWorkItem
 {
     internal enum OperationState : byte
     {

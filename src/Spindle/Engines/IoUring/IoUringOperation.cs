@@ -405,6 +405,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         State = OperationState.Idle;
         _result = result;
         _error = error;
+        if (!MayBlock)
+        {
+            FileRequestsInFlight.Leave();
+        }
         _engine.Thread.Deliver(this);
     }
 

@@ -367,6 +367,10 @@ internal sealed unsafe class RingThread
             return false;
         }
         operation.FillSqe(sqe);
+        if (SyscallFaults.Enabled)
+        {
+            operation.ApplyFault(sqe);
+        }
         operation.State = IoUringOperation.OperationState.InKernel;
         if (++_inFlight > _maxInFlight)
         {

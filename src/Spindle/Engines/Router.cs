@@ -24,30 +24,48 @@ internal enum Mechanism : byte
     /// <summary>A copy into the page cache on the caller's thread (a small buffered write to a local file system).</summary>
     FastPath,
 
-    /// <summary>A blocking system call on a thread-pool thread (or, for handles that may wait for ever, a thread of its own).</summary>
+    /// <summary>A blocking system call on a thread-pool thread.</summary>
     Pool,
+
+    /// <summary>
+    /// For handles that may wait for ever (pipes, sockets, devices): the descriptor's readiness awaited in
+    /// one poll(2) thread, then the system call on a thread of Spindle's own, never a pool thread.
+    /// </summary>
+    Blocking,
 
     /// <summary>An SQE on the io_uring; the continuation runs on the thread pool.</summary>
     Ring,
 }
 
 /// <summary>
-/// Decides where an io_uring-engine request runs, from what it asks and what is known about its handle
-/// (<see cref="HandleFacts"/>, learned once per handle). The rows are tried in order; the first that
-/// matches decides. The page-cache read fast path (<see cref="ReadFastPath"/>) has had its chance before
-/// a read gets here. Why each row exists, with the measurement behind it, is in docs/engine-v2.md.
+/// Decides where every request runs, for every engine, from what it asks, what is known about its handle
+/// (<see cref="HandleFacts"/>, learned once per handle) and how many requests are in flight. The engines
+/// only execute what it chose. The rows of an engine's table are tried in order; the first that matches
+/// decides. The page-cache read fast path (<see cref="ReadFastPath"/>) has had its chance before a read
+/// gets here. Why each row exists, with the measurement behind it, is in docs/engine-v2.md.
 /// <code>
+/// io_uring (Auto where the kernel allows it)
 /// row  request            handle                                      mechanism
+///  0   flush              any                                         Ring
 ///  1   any                O_NONBLOCK pipe, socket, device, anon inode Inline   fails with EAGAIN at once, as System.IO (io_uring would wait)
 ///  2   any                epoll descriptor                            Inline   fails with EINVAL at once, as System.IO (io_uring never completes)
 ///  3   read, write, s/g   O_DIRECT on tmpfs/ramfs, zram/brd/pmem      Inline   the kernel copies synchronously; io_uring punts each to io-wq
 ///  4   read (0 bytes)     any                                         Inline   returns at once; io_uring would wait on an empty pipe
-///  5   read, scatter      character device                            Pool     a device's non-blocking read may come back short on the ring
+///  5   read, scatter      character device                            Blocking a device's non-blocking read may come back short on the ring
 ///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
 ///  7   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath a copy into the page cache (WriteFastPath)
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
 ///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two
 /// 10   anything else                                                  Ring
+///
+/// thread pool (Auto without io_uring)
+///  1   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above
+///  2   read, write, s/g   pipe, socket, device, anon inode            Blocking never holds a pool thread that another request needs
+///  3   anything else                                                  Pool     System.IO's mechanism
+///
+/// synchronous
+///  1   read, write, s/g   pipe, socket, device, anon inode (bytes)    Blocking the caller's next write may be what the read waits for
+///  2   anything else                                                  Inline
 /// </code>
 /// </summary>
 internal static class Router
@@ -58,7 +76,32 @@ internal static class Router
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
     /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>).</param>
-    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight)
+    /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
+    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, IoEngine engine)
+        => engine switch
+        {
+            IoEngine.Sync => RouteSync(kind, facts, length),
+            IoEngine.ThreadPool => RouteThreadPool(kind, facts, length, fileOffset, useFastPath),
+            _ => RouteRing(kind, facts, length, fileOffset, useFastPath, othersInFlight),
+        };
+
+    private static Mechanism RouteSync(RequestKind kind, HandleFacts facts, long length)
+        => kind != RequestKind.Flush && length > 0 && facts.MayBlockIndefinitely ? Mechanism.Blocking : Mechanism.Inline;
+
+    private static Mechanism RouteThreadPool(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
+    {
+        if (kind is RequestKind.Write or RequestKind.WriteGather && useFastPath && IsPageCacheCopy(facts, length, fileOffset))
+        {
+            return Mechanism.FastPath;
+        }
+        return kind != RequestKind.Flush && facts.MayBlockIndefinitely ? Mechanism.Blocking : Mechanism.Pool;
+    }
+
+    // A small buffered write at an offset to a local file system: a copy into the page cache.
+    private static bool IsPageCacheCopy(HandleFacts facts, long length, long fileOffset)
+        => WriteFastPath.Enabled && fileOffset >= 0 && length <= WriteFastPath.MaxInlineBytes && facts.CachedWrites;
+
+    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight)
     {
         if (kind == RequestKind.Flush)
         {
@@ -76,7 +119,11 @@ internal static class Router
                 {
                     return Mechanism.Inline;
                 }
-                return facts.CharacterDevice || !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
+                if (facts.CharacterDevice)
+                {
+                    return Mechanism.Blocking;
+                }
+                return !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -84,7 +131,7 @@ internal static class Router
                 }
                 if (useFastPath && fileOffset >= 0)
                 {
-                    if (WriteFastPath.Enabled && length <= WriteFastPath.MaxInlineBytes && facts.CachedWrites)
+                    if (IsPageCacheCopy(facts, length, fileOffset))
                     {
                         return Mechanism.FastPath;
                     }

@@ -7,9 +7,10 @@ namespace Spindle.Engines;
 
 /// <summary>
 /// The blocking system call on the caller's thread; every operation on a regular file or block device
-/// completes synchronously. Pipes, sockets and character devices go to the thread-pool engine (which
-/// gives them threads of their own): a read there may wait for a write the same caller makes next,
-/// and blocking the caller would deadlock where System.IO works.
+/// completes synchronously. The router sends transfers on pipes, sockets and character devices to
+/// threads of their own (<see cref="Mechanism.Blocking"/>): a read there may wait for a write the same
+/// caller makes next, and blocking the caller would deadlock where System.IO works. The static methods
+/// are the inline executor every engine uses.
 /// </summary>
 internal sealed class SyncEngine : FileIoEngine
 {
@@ -19,11 +20,10 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (!buffer.IsEmpty && MayBlock(handle))
-        {
-            return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
-        }
-        return Read(handle, buffer, fileOffset);
+        HandleFacts facts = HandleFacts.Of(handle);
+        return Route(RequestKind.Read, facts, buffer.Length) == Mechanism.Blocking
+            ? ThreadPoolEngine.Instance.Read(handle, facts, Mechanism.Blocking, buffer, fileOffset, prefix: 0, cancellationToken)
+            : Read(handle, buffer, fileOffset);
     }
 
     /// <summary>The read on the caller's thread, whatever the handle.</summary>
@@ -41,11 +41,10 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (!buffer.IsEmpty && MayBlock(handle))
-        {
-            return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
-        }
-        return Write(handle, buffer, fileOffset);
+        HandleFacts facts = HandleFacts.Of(handle);
+        return Route(RequestKind.Write, facts, buffer.Length) == Mechanism.Blocking
+            ? ThreadPoolEngine.Instance.Write(handle, facts, Mechanism.Blocking, buffer, fileOffset, cancellationToken)
+            : Write(handle, buffer, fileOffset);
     }
 
     /// <summary>The write on the caller's thread, whatever the handle.</summary>
@@ -64,11 +63,10 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (MayBlock(handle))
-        {
-            return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
-        }
-        return ReadScatter(handle, buffers, fileOffset);
+        HandleFacts facts = HandleFacts.Of(handle);
+        return Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
+            ? ThreadPoolEngine.Instance.ReadScatter(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken)
+            : ReadScatter(handle, buffers, fileOffset);
     }
 
     /// <summary>The scatter read on the caller's thread, whatever the handle.</summary>
@@ -86,11 +84,10 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (MayBlock(handle))
-        {
-            return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
-        }
-        return WriteGather(handle, buffers, fileOffset);
+        HandleFacts facts = HandleFacts.Of(handle);
+        return Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
+            ? ThreadPoolEngine.Instance.WriteGather(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken)
+            : WriteGather(handle, buffers, fileOffset);
     }
 
     /// <summary>The gather write on the caller's thread, whatever the handle.</summary>
@@ -120,5 +117,6 @@ internal sealed class SyncEngine : FileIoEngine
         }
     }
 
-    private static bool MayBlock(SafeFileHandle handle) => HandleFacts.MayBlock(handle);
+    private static Mechanism Route(RequestKind kind, HandleFacts facts, long length)
+        => Router.Route(kind, facts, length, fileOffset: -1, useFastPath: false, othersInFlight: true, IoEngine.Sync);
 }

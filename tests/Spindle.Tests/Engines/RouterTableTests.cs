@@ -16,20 +16,20 @@ public class RouterTableTests
     {
         foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
         {
-            Assert.Equal(Mechanism.Pool, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, othersInFlight: false));
-            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, othersInFlight: true));
+            Assert.Equal(Mechanism.Pool, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
         }
         // An uncached buffered read too (the fast path had its chance before).
-        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, othersInFlight: false));
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, othersInFlight: true));
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
     }
 
     [Fact]
     public void Handles_that_may_wait_for_ever_go_to_the_ring_even_alone()
     {
         // A pool thread would wait with them for ever; the ring's second lane waits instead.
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 4096, -1, useFastPath: true, othersInFlight: false));
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Write, Pipe(), 4096, -1, useFastPath: true, othersInFlight: false));
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 4096, -1, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Write, Pipe(), 4096, -1, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
     }
 
     [Fact]
@@ -37,15 +37,35 @@ public class RouterTableTests
     {
         foreach (bool others in new[] { false, true })
         {
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 4096, 0, true, others));
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { FailsAtOnce = true, MayBlockIndefinitely = true }, 4096, -1, true, others));
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { NonBlocking = true, MayBlockIndefinitely = true }, 4096, -1, true, others));
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 0, 0, true, others));
-            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096, -1, true, others));
-            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, DirectFile(), 0, 0, true, others));
-            Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, others));
-            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, others));
-            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, DirectFile(), 0, -1, true, others));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 4096, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { FailsAtOnce = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { NonBlocking = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 0, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, DirectFile(), 0, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, DirectFile(), 0, -1, true, others, IoEngine.IoUring));
         }
+    }
+
+    [Fact]
+    public void The_thread_pool_engine_copies_small_cached_writes_inline_and_gives_handles_that_may_wait_threads_of_their_own()
+    {
+        Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, true, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, useFastPath: false, true, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, false, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, false, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, false, IoEngine.ThreadPool));
+    }
+
+    [Fact]
+    public void The_synchronous_engine_runs_everything_inline_but_transfers_on_handles_that_may_wait()
+    {
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, Pipe(), 0, -1, true, true, IoEngine.Sync));
     }
 }

@@ -124,12 +124,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
             return new ValueTask<int>(completed);
         }
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None))
+        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
+        switch (mechanism)
         {
             case Mechanism.Inline:
                 return SyncEngine.Read(handle, buffer, fileOffset, prefix);
             case Mechanism.Pool:
-                return ThreadPoolEngine.Instance.Read(handle, buffer, fileOffset, prefix, cancellationToken);
+            case Mechanism.Blocking:
+                return ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -149,7 +151,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None))
+        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
+        switch (mechanism)
         {
             case Mechanism.Done:
                 return default;
@@ -158,7 +161,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.Inline:
                 return SyncEngine.Write(handle, buffer, fileOffset);
             case Mechanism.Pool:
-                return ThreadPoolEngine.Instance.WriteAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+            case Mechanism.Blocking:
+                return ThreadPoolEngine.Instance.Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -186,12 +190,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
             }
         }
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None))
+        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
+        switch (mechanism)
         {
             case Mechanism.Inline:
                 return SyncEngine.ReadScatter(handle, buffers, fileOffset);
             case Mechanism.Pool:
-                return ThreadPoolEngine.Instance.ReadScatterAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+            case Mechanism.Blocking:
+                return ThreadPoolEngine.Instance.ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -211,7 +217,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None))
+        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
+        switch (mechanism)
         {
             case Mechanism.Done:
                 return default;
@@ -220,7 +227,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.Inline:
                 return SyncEngine.WriteGather(handle, buffers, fileOffset);
             case Mechanism.Pool:
-                return ThreadPoolEngine.Instance.WriteGatherAsync(handle, buffers, fileOffset, useFastPath: false, cancellationToken);
+            case Mechanism.Blocking:
+                return ThreadPoolEngine.Instance.WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try

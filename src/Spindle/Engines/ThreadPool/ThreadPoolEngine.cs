@@ -8,10 +8,11 @@ namespace Spindle.Engines.ThreadPool;
 /// like System.IO's (to the caller's local queue when the caller is a pool thread, which the runtime
 /// moves to its high-priority queue if that caller then blocks waiting for the result, so
 /// sync-over-async does not starve). Cached reads complete on the caller's thread through the
-/// page-cache fast path first. Operations on pipes, sockets and character devices, which may wait for
-/// ever, first wait for their descriptor in <see cref="ReadinessWaiter"/> (one thread for all, cancellable),
-/// then run on threads of their own (<see cref="WorkerThreads.Blocking"/>), never holding a pool thread
-/// that another operation needs.
+/// page-cache fast path first. Where each request runs is the <see cref="Router"/>'s choice; this
+/// class also executes the other engines' <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/>
+/// requests: the latter (pipes, sockets, devices, which may wait for ever) first wait for their
+/// descriptor in <see cref="ReadinessWaiter"/> (one thread for all, cancellable), then run on threads of
+/// their own (<see cref="WorkerThreads.Blocking"/>), never holding a pool thread that another request needs.
 /// </summary>
 internal sealed class ThreadPoolEngine : FileIoEngine
 {
@@ -28,27 +29,17 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
-
-        return Read(handle, buffer, fileOffset, prefix, cancellationToken);
-    }
-
-    /// <summary>The read on a pool thread; <paramref name="prefix"/> bytes before <paramref name="buffer"/> were read already (the fast path) and count in the result.</summary>
-    internal ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, int prefix, CancellationToken cancellationToken)
-    {
-        ThreadPoolOperation operation = Rent();
-        operation.PrepareRead(handle, buffer, fileOffset, prefix, cancellationToken);
-        return new ValueTask<int>(Queue(operation, handle), operation.Version);
+        HandleFacts facts = HandleFacts.Of(handle);
+        return Read(handle, facts, Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath), buffer, fileOffset, prefix, cancellationToken);
     }
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (useFastPath && WriteFastPath.Applies(handle, buffer.Length, fileOffset))
-        {
-            return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
-        }
-        ThreadPoolOperation operation = Rent();
-        operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
-        return new ValueTask(Queue(operation, handle), operation.Version);
+        HandleFacts facts = HandleFacts.Of(handle);
+        Mechanism mechanism = Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath);
+        return mechanism == Mechanism.FastPath
+            ? WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind)
+            : Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken);
     }
 
     public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -61,40 +52,74 @@ internal sealed class ThreadPoolEngine : FileIoEngine
                 return new ValueTask<long>(cached);
             }
         }
-        ThreadPoolOperation operation = Rent();
-        operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
-        return new ValueTask<long>(Queue(operation, handle), operation.Version);
+        HandleFacts facts = HandleFacts.Of(handle);
+        return ReadScatter(handle, facts, Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath), buffers, fileOffset, cancellationToken);
     }
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        if (useFastPath && WriteFastPath.Applies(handle, buffers, fileOffset))
-        {
-            return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
-        }
-        ThreadPoolOperation operation = Rent();
-        operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
-        return new ValueTask(Queue(operation, handle), operation.Version);
+        HandleFacts facts = HandleFacts.Of(handle);
+        Mechanism mechanism = Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
+        return mechanism == Mechanism.FastPath
+            ? WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind)
+            : WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
     }
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
     {
+        HandleFacts facts = HandleFacts.Of(handle);
         ThreadPoolOperation operation = Rent();
         operation.PrepareFlush(handle, cancellationToken);
-        return new ValueTask(Queue(operation, handle), operation.Version);
+        return new ValueTask(Queue(operation, facts, Route(RequestKind.Flush, facts, 0, -1, useFastPath: false)), operation.Version);
     }
+
+    // The executors: a request the router sent to a pool thread (Mechanism.Pool) or to a thread of its own (Mechanism.Blocking).
+
+    /// <summary>Runs a read the router sent here; <paramref name="prefix"/> bytes before <paramref name="buffer"/> were read already (the fast path) and count in the result.</summary>
+    internal ValueTask<int> Read(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, Memory<byte> buffer, long fileOffset, int prefix, CancellationToken cancellationToken)
+    {
+        ThreadPoolOperation operation = Rent();
+        operation.PrepareRead(handle, buffer, fileOffset, prefix, cancellationToken);
+        return new ValueTask<int>(Queue(operation, facts, mechanism), operation.Version);
+    }
+
+    /// <summary>Runs a write the router sent here.</summary>
+    internal ValueTask Write(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    {
+        ThreadPoolOperation operation = Rent();
+        operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
+        return new ValueTask(Queue(operation, facts, mechanism), operation.Version);
+    }
+
+    /// <summary>Runs a scatter read the router sent here.</summary>
+    internal ValueTask<long> ReadScatter(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    {
+        ThreadPoolOperation operation = Rent();
+        operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
+        return new ValueTask<long>(Queue(operation, facts, mechanism), operation.Version);
+    }
+
+    /// <summary>Runs a gather write the router sent here.</summary>
+    internal ValueTask WriteGather(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    {
+        ThreadPoolOperation operation = Rent();
+        operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
+        return new ValueTask(Queue(operation, facts, mechanism), operation.Version);
+    }
+
+    private Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
+        => Router.Route(kind, facts, length, fileOffset, useFastPath, othersInFlight: true, Kind);
 
     private ThreadPoolOperation Rent() => _pool.TryRent() ?? new ThreadPoolOperation(_pool);
 
-    private static ThreadPoolOperation Queue(ThreadPoolOperation operation, SafeFileHandle handle)
+    private static ThreadPoolOperation Queue(ThreadPoolOperation operation, HandleFacts facts, Mechanism mechanism)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
-        if (facts.MayBlockIndefinitely)
+        if (mechanism == Mechanism.Blocking)
         {
             // An idle pipe or socket waits in poll(2), not on a thread of its own; O_NONBLOCK ones fail at once instead.
             if (!facts.NonBlocking && !facts.FailsAtOnce && operation.WaitsForReadiness(out bool write))
             {
-                ReadinessWaiter.Instance.Wait(operation, handle, write, operation.CancellationToken);
+                ReadinessWaiter.Instance.Wait(operation, operation.Handle, write, operation.CancellationToken);
             }
             else
             {

@@ -43,6 +43,9 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
 
     internal CancellationToken CancellationToken => _cancellationToken;
 
+    /// <summary>The prepared operation's handle.</summary>
+    internal SafeFileHandle Handle => _handle!;
+
     /// <summary>Whether the operation counts in <see cref="FileRequestsInFlight"/> (a file or block device on a pool thread).</summary>
     internal bool CountedInFlight { get; set; }
 

@@ -66,11 +66,23 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         };
     }
 
-    private static bool AnyBytes<T>(IReadOnlyList<T> buffers) where T : struct
+    private static bool AnyBytes(IReadOnlyList<Memory<byte>> buffers)
     {
         for (int i = 0; i < buffers.Count; i++)
         {
-            if (buffers[i] is Memory<byte> { IsEmpty: false } or ReadOnlyMemory<byte> { IsEmpty: false })
+            if (!buffers[i].IsEmpty)
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static bool AnyBytes(IReadOnlyList<ReadOnlyMemory<byte>> buffers)
+    {
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            if (!buffers[i].IsEmpty)
             {
                 return true;
             }

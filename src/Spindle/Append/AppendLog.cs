@@ -4,7 +4,7 @@ using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Append;
 using Spindle.Interop;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle;
 

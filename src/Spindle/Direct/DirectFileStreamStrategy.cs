@@ -2,8 +2,8 @@ using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Interop;
-using Spindle.RandomAccess;
 using Spindle.Streams;
+using Spindle.Syscalls;
 
 namespace Spindle.Direct;
 

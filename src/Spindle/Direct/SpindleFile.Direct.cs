@@ -2,7 +2,7 @@ using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Direct;
 using Spindle.Interop;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle;
 

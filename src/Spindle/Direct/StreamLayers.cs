@@ -1,8 +1,8 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.RandomAccess;
 using Spindle.Streams;
+using Spindle.Syscalls;
 
 namespace Spindle.Direct;
 

@@ -1,7 +1,7 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines;
 

@@ -4,7 +4,7 @@ using Spindle.Diagnostics;
 using Spindle.Engines.FastPath;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Files;
 

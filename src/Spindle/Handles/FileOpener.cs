@@ -218,7 +218,7 @@ internal static class FileOpener
     {
         if (Libc.FStatLayoutKnown)
         {
-            if (RandomAccess.HandleIo.FStat(fd, out _, out int mode) != 0)
+            if (Libc.FStat(fd, out _, out int mode) != 0)
             {
                 throw IoErrors.ForErrno(Errno.Last, path);
             }

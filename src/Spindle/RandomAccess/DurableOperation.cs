@@ -2,6 +2,7 @@ using System.Threading.Tasks.Sources;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Engines.FastPath;
+using Spindle.Syscalls;
 
 namespace Spindle.RandomAccess;
 

@@ -3,7 +3,7 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Streams;
 
@@ -43,7 +43,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
                 {
                     return HandleIo.GetLength(_fileHandle);
                 }
-                if (HandleIo.FStatSize(HandleIo.Fd(_fileHandle), out long size) != 0)
+                if (Libc.FStatSize(HandleIo.Fd(_fileHandle), out long size) != 0)
                 {
                     throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
                 }

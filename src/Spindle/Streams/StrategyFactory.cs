@@ -2,7 +2,7 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Streams;
 

@@ -2,7 +2,7 @@ using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines.FastPath;
 

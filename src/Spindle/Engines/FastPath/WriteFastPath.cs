@@ -1,7 +1,7 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Handles;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines.FastPath;
 

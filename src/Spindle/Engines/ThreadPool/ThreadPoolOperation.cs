@@ -2,7 +2,7 @@ using System.Threading.Tasks.Sources;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Handles;
-using Spindle.RandomAccess;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines.ThreadPool;
 

@@ -4,7 +4,7 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
 
-namespace Spindle.RandomAccess;
+namespace Spindle.Syscalls;
 
 /// <summary>
 /// The blocking system calls behind every engine: one <c>pread</c>/<c>preadv</c> per read, <c>pwrite</c>/

@@ -5,7 +5,7 @@ using Spindle.Diagnostics;
 using Spindle.Handles;
 using Spindle.Interop;
 
-namespace Spindle.RandomAccess;
+namespace Spindle.Syscalls;
 
 /// <summary>
 /// <see cref="PositionalIo"/> on a <see cref="SafeFileHandle"/>: holds a reference on the handle for
@@ -103,7 +103,7 @@ internal static class HandleIo
             handle.DangerousAddRef(ref added);
             if (Libc.FStatLayoutKnown)
             {
-                if (FStatSize(Fd(handle), out long size) != 0)
+                if (Libc.FStatSize(Fd(handle), out long size) != 0)
                 {
                     throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
                 }
@@ -175,35 +175,6 @@ internal static class HandleIo
                 handle.DangerousRelease();
             }
         }
-    }
-
-    // The fstat system call itself, the call System.IO makes: glibc 2.33+ implements fstat() as
-    // newfstatat(fd, "", AT_EMPTY_PATH), which the kernel serves more slowly (it looks up the empty path).
-    private static readonly long s_fstatNumber = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 5 : 80; // arm64: 80
-
-    // st_mode in the kernel's struct stat: x86-64 puts st_nlink (8 bytes) before it, arm64 after it.
-    private static readonly int s_statModeOffset = RuntimeInformation.ProcessArchitecture == Architecture.X64 ? 24 : 16;
-
-    /// <summary>
-    /// The file's length from one <c>fstat</c> system call; 0 on success, else -1 with errno set.
-    /// Only where <see cref="Libc.FStatLayoutKnown"/>. The caller holds a reference on the handle.
-    /// </summary>
-    internal static int FStatSize(int fd, out long size) => FStat(fd, out size, out _);
-
-    /// <summary>As <see cref="FStatSize"/>, also giving <c>st_mode</c> (file type and permission bits).</summary>
-    [SkipLocalsInit] // the kernel fills the stat buffer; zeroing it first is wasted
-    internal static unsafe int FStat(int fd, out long size, out int mode)
-    {
-        byte* status = stackalloc byte[Libc.StatSize];
-        if (Libc.Syscall(s_fstatNumber, fd, (long)status, 0, 0, 0, 0) != 0)
-        {
-            size = 0;
-            mode = 0;
-            return -1;
-        }
-        size = *(long*)(status + Libc.StatSizeOffset);
-        mode = (int)*(uint*)(status + s_statModeOffset);
-        return 0;
     }
 
     internal static int Fd(SafeFileHandle handle) => (int)handle.DangerousGetHandle();

@@ -4,7 +4,7 @@ using Spindle.Diagnostics;
 using Spindle.Handles;
 using Spindle.Interop;
 
-namespace Spindle.RandomAccess;
+namespace Spindle.Syscalls;
 
 /// <summary>
 /// The blocking durability calls: <c>fdatasync</c>, a write that is durable on its own (<c>pwritev2</c> with

@@ -33,6 +33,8 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         ReadVectors,
         WriteVectors,
         Fsync,
+        DataSync,     // IoUringOperation.Durable.cs
+        WriteDurable, // IoUringOperation.Durable.cs
     }
 
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
@@ -88,7 +90,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// </summary>
     internal bool CancelRequested => _cancelRequested && !HasWrittenBytes;
 
-    private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors && _transferred > 0;
+    private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors or OperationKind.WriteDurable && _transferred > 0;
 
     /// <summary>
     /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
@@ -205,6 +207,8 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             case OperationKind.WriteVectors:
                 kind = SyscallKind.WriteVector;
                 break;
+            case OperationKind.WriteDurable:
+                return DecideDurableFault();
             default:
                 return 0;
         }
@@ -245,6 +249,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
                     sqe->Length = (uint)SyscallFaults.CutVectors(_vectors + _vectorIndex, _chunkCount, _cutVectors);
                 }
                 break;
+            case OperationKind.DataSync:
+            case OperationKind.WriteDurable:
+                FillDurableSqe(sqe);
+                break;
             default:
                 sqe->Opcode = IORING_OP_FSYNC;
                 sqe->Offset = 0;
@@ -261,6 +269,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     {
         try
         {
+            if (_kind >= OperationKind.DataSync)
+            {
+                return OnDurableCompletion(result);
+            }
             if (result < 0)
             {
                 return OnError(-result);
@@ -405,6 +417,11 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         State = OperationState.Idle;
         _result = result;
         _error = error;
+        if (_batch is not null)
+        {
+            CompleteInBatch(); // IoUringOperation.Batch.cs
+            return;
+        }
         _engine.Thread.Deliver(this);
     }
 

@@ -54,6 +54,9 @@ internal sealed unsafe class RingThread
     /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
     internal long SubmittingEnters => Volatile.Read(ref _submittingEnters);
 
+    /// <summary>Whether the thread has decided to sleep (or sleeps) in <c>io_uring_enter</c> until a completion or a wake-up (tests).</summary>
+    internal bool IsSleeping => Volatile.Read(ref _sleeping) != 0;
+
     /// <summary>How many completions wait in the CQ ring, not reaped yet (test seam).</summary>
     internal uint ReadyCompletions => _ring.ReadyCompletions;
 

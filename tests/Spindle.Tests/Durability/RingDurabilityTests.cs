@@ -96,7 +96,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
             byte[] data = Data(random.Next(1, 70_000), i);
             long offset = random.NextInt64(0, 200_000);
             System.IO.RandomAccess.Write(theirs, data, offset);
-            await engine.WriteDurableAsync(ours, data, offset, CancellationToken.None).AsTask().WaitAsync(Timeout);
+            await engine.WriteDurableOnRingAsync(ours, data, offset, mayBlock: false, CancellationToken.None).AsTask().WaitAsync(Timeout);
         }
         Assert.Equal(File.ReadAllBytes(dir.File("theirs")), File.ReadAllBytes(dir.File(name)));
     }
@@ -115,7 +115,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite);
         using (SyscallFaults.Arm((int)handle.DangerousGetHandle(), new ScriptedFaultPlan(SyscallFault.ShortTransfer, SyscallFault.Interrupt)))
         {
-            await engine.WriteDurableAsync(handle, data, 0, CancellationToken.None).AsTask().WaitAsync(Timeout);
+            await engine.WriteDurableOnRingAsync(handle, data, 0, mayBlock: false, CancellationToken.None).AsTask().WaitAsync(Timeout);
         }
         Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
         // The short write, then (after the injected EINTR) the rest: two writes reached the kernel.
@@ -138,7 +138,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         {
             // The first write is short and (linked) the sync after it succeeds: that sync covers half the bytes, so it
             // is not success; the rest then fails.
-            IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.WriteDurableAsync(handle, data, 0, CancellationToken.None).AsTask().WaitAsync(Timeout));
+            IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.WriteDurableOnRingAsync(handle, data, 0, mayBlock: false, CancellationToken.None).AsTask().WaitAsync(Timeout));
             Assert.Equal(5, error.HResult & 0xFFFF); // EIO
         }
         Assert.Equal(1, linked ? engine.LinkedWriteSqes : engine.DataSyncWriteSqes);
@@ -163,7 +163,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         byte[] data = Data(2 << 20, 6);
         // The kernel writes what fits and returns a short count: with the linked pair that breaks the link and the sync
         // completes with -ECANCELED. The rest is written again and fails with ENOSPC; nothing is reported durable.
-        IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.WriteDurableAsync(handle, data, 0, CancellationToken.None).AsTask().WaitAsync(Timeout));
+        IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.WriteDurableOnRingAsync(handle, data, 0, mayBlock: false, CancellationToken.None).AsTask().WaitAsync(Timeout));
         Assert.Equal(28, error.HResult & 0xFFFF); // ENOSPC
         long length = new FileInfo(mount.File("f")).Length;
         Assert.InRange(length, 1, data.Length - 1);
@@ -187,5 +187,33 @@ public class RingDurabilityTests(ITestOutputHelper output)
         Assert.Equal(new byte[] { 1, 2, 3 }, read);
         await engine.FlushDataToDiskAsync(fifo.Writer, CancellationToken.None).AsTask().WaitAsync(Timeout);
         Assert.Equal(1, engine.LinkedWriteSqes);
+    }
+
+    [Fact]
+    public async Task The_router_sends_durable_writes_of_buffered_files_to_the_pool_and_of_O_DIRECT_files_to_the_ring()
+    {
+        if (PrivateEngine(linked: false) is not IoUringEngine engine)
+        {
+            return;
+        }
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        using SafeFileHandle buffered = SpindleFile.OpenHandle(dir.File("b"), FileMode.Create, FileAccess.ReadWrite);
+        byte[] data = Data(4096, 7);
+        // io-wq runs one file's buffered writes one at a time, so concurrent durable writers would each wait for a flush.
+        await engine.WriteDurableAsync(buffered, data, 0, CancellationToken.None).AsTask().WaitAsync(Timeout);
+        Assert.Equal(0, engine.DataSyncWriteSqes + engine.LinkedWriteSqes);
+        Assert.Equal(data, File.ReadAllBytes(dir.File("b")));
+
+        using SafeFileHandle direct = SpindleFile.OpenHandle(dir.File("d"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true });
+        if (Spindle.Engines.FastPath.HandleFacts.Of(direct).SynchronousBackend)
+        {
+            Console.WriteLine("the test directory is on memory-backed storage: durable O_DIRECT writes run inline there.");
+            return;
+        }
+        using System.Buffers.IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(4096);
+        data.CopyTo(owner.Memory);
+        await engine.WriteDurableAsync(direct, owner.Memory[..4096], 4096, CancellationToken.None).AsTask().WaitAsync(Timeout);
+        Assert.Equal(1, engine.DataSyncWriteSqes);
+        Assert.Equal(data, File.ReadAllBytes(dir.File("d"))[4096..]);
     }
 }

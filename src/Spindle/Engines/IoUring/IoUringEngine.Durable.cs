@@ -82,7 +82,13 @@ internal sealed partial class IoUringEngine
             case Mechanism.Pool:
                 return DurableOperation.WriteDurableAsync(handle, buffer, fileOffset, cancellationToken);
         }
-        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
+        return WriteDurableOnRingAsync(handle, buffer, fileOffset, facts.MayBlockIndefinitely, cancellationToken);
+    }
+
+    /// <summary>The ring's durable write, whatever the router would choose (the executor; tests call it directly).</summary>
+    internal ValueTask WriteDurableOnRingAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool mayBlock, CancellationToken cancellationToken)
+    {
+        IoUringOperation operation = Rent(mayBlock);
         try
         {
             operation.PrepareWriteDurable(handle, buffer, fileOffset, dataSyncFlag: !_dataSyncWritesRefused);

@@ -55,12 +55,19 @@ internal enum Mechanism : byte
 ///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
 ///  7   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath a copy into the page cache (WriteFastPath)
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
-///  9   anything else                                                  Ring
+///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two
+/// 10   anything else                                                  Ring
 /// </code>
 /// </summary>
 internal static partial class Router
 {
-    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
+    /// <param name="kind">What the request asks for.</param>
+    /// <param name="facts">What is known about the request's handle.</param>
+    /// <param name="length">Bytes the request transfers.</param>
+    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
+    /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
+    /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>).</param>
+    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight)
     {
         if (kind == RequestKind.Flush)
         {
@@ -78,7 +85,7 @@ internal static partial class Router
                 {
                     return Mechanism.Inline;
                 }
-                return facts.CharacterDevice ? Mechanism.Pool : Mechanism.Ring;
+                return facts.CharacterDevice || !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -95,7 +102,7 @@ internal static partial class Router
                         return Mechanism.Pool;
                     }
                 }
-                return Mechanism.Ring;
+                return !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
         }
     }
 

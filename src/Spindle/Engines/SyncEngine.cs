@@ -27,11 +27,11 @@ internal sealed class SyncEngine : FileIoEngine
     }
 
     /// <summary>The read on the caller's thread, whatever the handle.</summary>
-    internal static ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset)
+    internal static ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, int prefix = 0)
     {
         try
         {
-            return new ValueTask<int>(HandleIo.Read(handle, buffer.Span, fileOffset));
+            return new ValueTask<int>(prefix + HandleIo.Read(handle, buffer.Span, fileOffset));
         }
         catch (Exception e)
         {

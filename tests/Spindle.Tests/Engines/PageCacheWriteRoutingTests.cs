@@ -66,6 +66,7 @@ public class PageCacheWriteRoutingTests
         byte[] large = new byte[1 << 20];
         new Random(24).NextBytes(large);
         FileIoEngine ring = EngineSelector.Get(IoEngine.IoUring);
+        using var overlapping = FileRequestsInFlight.Hold(); // a lone request would run on a pool thread
 
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite))
         {
@@ -128,7 +129,9 @@ public class PageCacheWriteRoutingTests
         Memory<byte> data = owner.Memory[..(256 * 1024)];
         new Random(25).NextBytes(data.Span);
 
-        // O_DIRECT: the write waits for the device without a copy, which is what the ring is for.
+        // O_DIRECT: the write waits for the device without a copy, which is what the ring is for
+        // (once requests overlap: a lone one runs on a pool thread).
+        using var overlapping = FileRequestsInFlight.Hold();
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
         {
             MetricsSnapshot before = SpindleMetrics.Snapshot();

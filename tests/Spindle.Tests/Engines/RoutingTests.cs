@@ -1,3 +1,4 @@
+using Spindle.Engines;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
@@ -171,7 +172,10 @@ public partial class RoutingTests
         using var dir = new TempDirectory();
         using SafeFileHandle file = File.OpenHandle(dir.File("data"), FileMode.Create, FileAccess.ReadWrite);
         await SpindleRandomAccess.WriteAsync(file, new byte[100], 0, IoEngine.IoUring);        // a copy into the page cache
-        await IoUringEngine.Instance!.ReadAsync(file, new byte[100], 0, useFastPath: false, CancellationToken.None); // the ring
+        using (FileRequestsInFlight.Hold())
+        {
+            await IoUringEngine.Instance!.ReadAsync(file, new byte[100], 0, useFastPath: false, CancellationToken.None); // the ring, as others are in flight
+        }
         SpindleRandomAccess.Read(file, new byte[100], 0);                                     // a system call here
         lock (seen)
         {

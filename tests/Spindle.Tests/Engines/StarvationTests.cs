@@ -95,6 +95,7 @@ public class StarvationTests
         byte[] buffer = new byte[4096];
         Array.Fill(buffer, (byte)0xAA);
 
+        using var overlapping = FileRequestsInFlight.Hold(); // a lone read would run on a pool thread
         engine.Thread.HoldPending = true; // the ring "has no room": the read stays queued
         ValueTask<int> read = engine.ReadAsync(file, buffer, 0, useFastPath: false, cts.Token);
         Task<int> task = read.AsTask();

@@ -5,7 +5,7 @@ using Spindle.Engines.ThreadPool;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Batch reads (router row 12): each request goes where a read would (cached data on the caller's thread, inline, pool
+/// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
 /// or ring); the ring's share is queued whole and the ring thread woken once, so that it places them all and submits them
 /// with one <c>io_uring_enter</c> (when it is busy with other work it takes them on its next pass, still before it
 /// sleeps). One task for the caller, completed once by the last read.
@@ -15,8 +15,13 @@ internal sealed partial class IoUringEngine
     public override ValueTask ReadBatchAsync(ReadOnlyMemory<BatchReadRequest> requests, Memory<BatchReadResult> results, CancellationToken cancellationToken)
     {
         ReadOnlySpan<BatchReadRequest> span = requests.Span;
+        if (span.Length == 1)
+        {
+            return base.ReadBatchAsync(requests, results, cancellationToken); // one read: routed as any read
+        }
         IoUringBatch batch = IoUringBatch.Rent(this, results, span.Length, cancellationToken);
         bool queued = false;
+        const bool othersInFlight = true; // a batch's reads overlap each other
         for (int i = 0; i < span.Length; i++)
         {
             BatchReadRequest request = span[i];
@@ -33,13 +38,13 @@ internal sealed partial class IoUringEngine
                     continue;
                 }
                 HandleFacts facts = HandleFacts.Of(handle);
-                switch (Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset))
+                switch (Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight))
                 {
                     case Mechanism.Inline:
-                        batch.MemberCompleted(i, SyncEngine.Read(handle, buffer, offset).GetAwaiter().GetResult(), null, onRing: false);
+                        batch.MemberCompleted(i, SyncEngine.Read(handle, buffer, offset, prefix).GetAwaiter().GetResult(), null, onRing: false);
                         continue;
                     case Mechanism.Pool:
-                        ValueTask<int> read = ThreadPoolEngine.Instance.ReadAsync(handle, buffer, offset, useFastPath: false, cancellationToken);
+                        ValueTask<int> read = ThreadPoolEngine.Instance.Read(handle, buffer, offset, prefix, cancellationToken);
                         if (read.IsCompleted)
                         {
                             batch.MemberCompleted(i, read.GetAwaiter().GetResult(), null, onRing: false);
@@ -63,6 +68,10 @@ internal sealed partial class IoUringEngine
                 continue;
             }
             operation.JoinBatch(batch, i);
+            if (!operation.MayBlock)
+            {
+                FileRequestsInFlight.Enter(); // left in IoUringOperation.Complete, as for a single request
+            }
             operation.Arm(cancellationToken);
             Thread.Queue(operation);
             queued = true;

@@ -5,7 +5,7 @@ using Spindle.RandomAccess;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// <c>fdatasync</c> and durable writes on the ring (router rows 10 and 11): no pool thread waits for the device. A durable
+/// <c>fdatasync</c> and durable writes on the ring (router rows 11 and 12): no pool thread waits for the device. A durable
 /// write is one <c>IORING_OP_WRITE</c> with <c>RWF_DSYNC</c>; the first one the kernel refuses (<c>EINVAL</c>,
 /// <c>EOPNOTSUPP</c> before any byte) switches the engine to a write linked to an <c>fdatasync</c> in one submission.
 /// </summary>
@@ -46,7 +46,12 @@ internal sealed partial class IoUringEngine
 
     public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
     {
-        // Row 10: always the ring, as a flush; a sync always finishes, so it never goes in the lane of handles that may wait for ever.
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None) == Mechanism.Pool)
+        {
+            return DurableOperation.FlushDataAsync(handle, cancellationToken);
+        }
+        // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
         IoUringOperation operation = Rent(mayBlock: false);
         try
         {
@@ -65,7 +70,7 @@ internal sealed partial class IoUringEngine
     public override ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
     {
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset))
+        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None))
         {
             case Mechanism.Done:
                 return default;

@@ -114,8 +114,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     }
 
     // Each request: the fast path (reads), then the router's decision (Router), then the mechanism it
-    // chose. Inline and pool requests never had a fast-path prefix: the fast path serves only buffered
-    // regular files, which the router sends to the ring.
+    // chose, which finishes what the fast path began (its prefix counts in the result).
 
     public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
@@ -125,12 +124,12 @@ internal sealed partial class IoUringEngine : FileIoEngine
             return new ValueTask<int>(completed);
         }
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath))
+        switch (Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None))
         {
             case Mechanism.Inline:
-                return SyncEngine.Read(handle, buffer, fileOffset);
+                return SyncEngine.Read(handle, buffer, fileOffset, prefix);
             case Mechanism.Pool:
-                return ThreadPoolEngine.Instance.ReadAsync(handle, buffer, fileOffset, useFastPath: false, cancellationToken);
+                return ThreadPoolEngine.Instance.Read(handle, buffer, fileOffset, prefix, cancellationToken);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -150,7 +149,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath))
+        switch (Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None))
         {
             case Mechanism.Done:
                 return default;
@@ -187,7 +186,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             }
         }
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath))
+        switch (Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None))
         {
             case Mechanism.Inline:
                 return SyncEngine.ReadScatter(handle, buffers, fileOffset);
@@ -212,7 +211,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         HandleFacts facts = HandleFacts.Of(handle);
-        switch (Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath))
+        switch (Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None))
         {
             case Mechanism.Done:
                 return default;
@@ -257,6 +256,10 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     private void Start(IoUringOperation operation, CancellationToken cancellationToken)
     {
+        if (!operation.MayBlock)
+        {
+            FileRequestsInFlight.Enter(); // left in IoUringOperation.Complete
+        }
         operation.Arm(cancellationToken);
         Thread.Submit(operation);
     }

@@ -82,7 +82,7 @@ internal sealed unsafe partial class IoUringOperation
         }
         sqe->Opcode = IORING_OP_WRITE;
         sqe->Address = (ulong)_address;
-        sqe->Length = _shortenNext ? (uint)SyscallFaults.Shorten(_remaining) : _remaining;
+        sqe->Length = _remaining; // the fault seam may shorten it after this (ApplyFault)
         if (_step == DurableStep.DataSyncWrite)
         {
             sqe->OpFlags = Libc.RWF_DSYNC;

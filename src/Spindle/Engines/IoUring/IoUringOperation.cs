@@ -59,9 +59,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     private long _offset;                                    // negative: the handle has no position
     private long _transferred;                               // bytes done so far by the kernel for this operation
     private long _prefix;                                    // bytes the fast path read before the operation started
-    private bool _shortenNext;                               // the fault seam asked for a short transfer on the next SQE
-    private IoVector* _cutVectors;                           // the shortened iovec list for that SQE
-    private int _cutCapacity;
     private CancellationToken _cancellationToken;
     private CancellationTokenRegistration _registration;
     private volatile bool _cancelRequested;
@@ -186,37 +183,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         _engine.RequestCancel(this, Generation);
     }
 
-    /// <summary>
-    /// Asks the test seam (<see cref="SyscallFaults"/>, armed only by tests) what happens to the next
-    /// SQE: an errno to answer with instead of submitting, or 0 (possibly with a short transfer).
-    /// </summary>
-    internal int DecideFault()
-    {
-        SyscallKind kind;
-        switch (_kind)
-        {
-            case OperationKind.Read:
-                kind = SyscallKind.Read;
-                break;
-            case OperationKind.Write:
-                kind = SyscallKind.Write;
-                break;
-            case OperationKind.ReadVectors:
-                kind = SyscallKind.ReadVector;
-                break;
-            case OperationKind.WriteVectors:
-                kind = SyscallKind.WriteVector;
-                break;
-            case OperationKind.WriteDurable:
-                return DecideDurableFault();
-            default:
-                return 0;
-        }
-        SyscallFault fault = SyscallFaults.Decide(_fd, kind);
-        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallFaults.Plausible(_offset);
-        return SyscallFaults.ErrnoOf(fault);
-    }
-
     /// <summary>Fills the SQE for the next step of the operation (ring thread).</summary>
     internal void FillSqe(IoUringSqe* sqe)
     {
@@ -229,7 +195,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             case OperationKind.Write:
                 sqe->Opcode = _kind == OperationKind.Read ? IORING_OP_READ : IORING_OP_WRITE;
                 sqe->Address = (ulong)_address;
-                sqe->Length = _shortenNext ? (uint)SyscallFaults.Shorten(_remaining) : _remaining;
+                sqe->Length = _remaining;
                 break;
             case OperationKind.ReadVectors:
             case OperationKind.WriteVectors:
@@ -237,17 +203,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
                 _chunkCount = Math.Min(_vectorCount - _vectorIndex, LinuxConstants.IOV_MAX);
                 sqe->Address = (ulong)(_vectors + _vectorIndex);
                 sqe->Length = (uint)_chunkCount;
-                if (_shortenNext)
-                {
-                    // The kernel gets half the bytes; completion logic still measures against the whole chunk.
-                    if (_cutCapacity < _chunkCount)
-                    {
-                        _cutVectors = (IoVector*)NativeMemory.Realloc(_cutVectors, (nuint)_chunkCount * (nuint)sizeof(IoVector));
-                        _cutCapacity = _chunkCount;
-                    }
-                    sqe->Address = (ulong)_cutVectors;
-                    sqe->Length = (uint)SyscallFaults.CutVectors(_vectors + _vectorIndex, _chunkCount, _cutVectors);
-                }
                 break;
             case OperationKind.DataSync:
             case OperationKind.WriteDurable:
@@ -258,7 +213,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
                 sqe->Offset = 0;
                 break;
         }
-        _shortenNext = false;
     }
 
     /// <summary>
@@ -417,6 +371,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         State = OperationState.Idle;
         _result = result;
         _error = error;
+        if (!MayBlock)
+        {
+            FileRequestsInFlight.Leave();
+        }
         if (_batch is not null)
         {
             CompleteInBatch(); // IoUringOperation.Batch.cs

@@ -393,6 +393,10 @@ internal sealed unsafe class RingThread
             return false;
         }
         operation.FillSqe(sqe);
+        if (SyscallFaults.Enabled)
+        {
+            operation.ApplyFault(sqe);
+        }
         if (sqes > 1)
         {
             operation.FillLinkedSqe(_ring.TryGetSqe());

@@ -29,6 +29,12 @@ internal sealed class ThreadPoolEngine : FileIoEngine
             return new ValueTask<int>(completed);
         }
 
+        return Read(handle, buffer, fileOffset, prefix, cancellationToken);
+    }
+
+    /// <summary>The read on a pool thread; <paramref name="prefix"/> bytes before <paramref name="buffer"/> were read already (the fast path) and count in the result.</summary>
+    internal ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, int prefix, CancellationToken cancellationToken)
+    {
         ThreadPoolOperation operation = Rent();
         operation.PrepareRead(handle, buffer, fileOffset, prefix, cancellationToken);
         return new ValueTask<int>(Queue(operation, handle), operation.Version);
@@ -97,6 +103,8 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         else
         {
+            FileRequestsInFlight.Enter();
+            operation.CountedInFlight = true;
             // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
             // hands the item to the next free thread first (global items would run before it).
             System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);

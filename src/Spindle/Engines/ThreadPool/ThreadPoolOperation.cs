@@ -43,6 +43,9 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
 
     internal CancellationToken CancellationToken => _cancellationToken;
 
+    /// <summary>Whether the operation counts in <see cref="FileRequestsInFlight"/> (a file or block device on a pool thread).</summary>
+    internal bool CountedInFlight { get; set; }
+
     /// <summary>
     /// Whether the operation would wait for its descriptor to become readable (or, with <paramref name="write"/>,
     /// writable): transfers of at least one byte. Empty ones and flushes return at once, as System.IO's do.
@@ -148,6 +151,12 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         {
             ReadinessKey = -1;
             ReadinessWaiter.Instance.Done(readinessKey);
+        }
+
+        if (CountedInFlight)
+        {
+            CountedInFlight = false;
+            FileRequestsInFlight.Leave();
         }
 
         // Forget every reference before completing: the awaiter may reuse this object at once.

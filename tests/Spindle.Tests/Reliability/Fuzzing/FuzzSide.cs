@@ -14,6 +14,7 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
     private SafeFileHandle? _checker;
     private IDisposable? _faults;
     private IDisposable? _owner;
+    private IDisposable? _overlap;
     private byte[] _disk = new byte[128 * 1024];
 
     public string Path { get; } = path;
@@ -57,6 +58,12 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
 
     private void OpenChecker()
     {
+        // The io_uring side keeps a request counted as in flight, so that its requests go to the ring even
+        // alone (a lone request runs on a pool thread, which the Auto and ThreadPool sides cover).
+        if (Engine == IoEngine.IoUring && _overlap is null)
+        {
+            _overlap = Spindle.Engines.FileRequestsInFlight.Hold();
+        }
         int fd = Libc.Open(Path, OpenFlags.O_RDONLY | OpenFlags.O_CLOEXEC, 0);
         _checker = fd >= 0 ? new SafeFileHandle(fd, ownsHandle: true) : null;
     }
@@ -68,6 +75,8 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
     public void CloseHandle()
     {
         Disarm();
+        _overlap?.Dispose();
+        _overlap = null;
         try
         {
             Stream?.Dispose();

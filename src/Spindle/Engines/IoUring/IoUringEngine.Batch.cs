@@ -7,8 +7,8 @@ namespace Spindle.Engines.IoUring;
 /// <summary>
 /// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
 /// or ring); the ring's share is queued whole and the ring thread woken once, so that it places them all and submits them
-/// with one <c>io_uring_enter</c> (when it is busy with other work it takes them on its next pass, still before it
-/// sleeps). One task for the caller, completed once by the last read.
+/// with one <c>io_uring_enter</c> when it was asleep (awake, busy with other work, it may take them over two passes).
+/// One task for the caller, completed once by the last read.
 /// </summary>
 internal sealed partial class IoUringEngine
 {

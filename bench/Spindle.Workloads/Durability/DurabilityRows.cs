@@ -17,6 +17,8 @@ public static class DurabilityRows
         {
             yield return new DurableWrites(call, writes: 16);
         }
+        yield return new DurableWrites(DurabilityCall.Fdatasync, writes: 16, asynchronous: true);
+        yield return new DurableWrites(DurabilityCall.RwfDsync, writes: 16, asynchronous: true);
         if (OperatingSystem.IsLinux())
         {
             yield return new GroupCommit(writers: 32, recordsPerWriter: 8);

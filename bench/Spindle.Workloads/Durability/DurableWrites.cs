@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 
 namespace Spindle.Workloads.Durability;
@@ -18,8 +19,12 @@ public enum DurabilityCall
 /// <summary>
 /// 4 KiB writes over existing data, each made durable before the next: System.IO's only way (write, then
 /// <c>FlushToDisk</c>, i.e. <c>fsync</c>) against Spindle's <paramref name="call"/>, and fio with the matching sync option.
+/// With <paramref name="asynchronous"/> both sides await (System.IO: <c>WriteAsync</c>, then its only flush, which is
+/// synchronous) and the Spindle columns are every engine: <c>FlushDataToDiskAsync</c> and <c>WriteDurableAsync</c> run
+/// on the ring on the io_uring engine, on a pool thread on the ThreadPool engine.
 /// </summary>
-public sealed class DurableWrites(DurabilityCall call, int writes) : Workload("Beyond", $"Durable.Write4K.{call}")
+public sealed class DurableWrites(DurabilityCall call, int writes, bool asynchronous = false)
+    : Workload("Beyond", $"Durable.Write4K.{call}{(asynchronous ? "Async" : "")}")
 {
     private const int BlockSize = 4096;
     private const long FileSize = 4 * Units.MiB;
@@ -30,7 +35,10 @@ public sealed class DurableWrites(DurabilityCall call, int writes) : Workload("B
     private long _next;
 
     /// <inheritdoc />
-    public override IReadOnlyList<Contender> Contenders => Workloads.Contenders.Synchronous;
+    public override IReadOnlyList<Contender> Contenders => asynchronous ? Workloads.Contenders.AllEngines : Workloads.Contenders.Synchronous;
+
+    /// <inheritdoc />
+    public override bool IsAsync => asynchronous;
 
     /// <inheritdoc />
     public override int OperationsPerInvocation => writes;
@@ -54,7 +62,41 @@ public sealed class DurableWrites(DurabilityCall call, int writes) : Workload("B
     }
 
     /// <inheritdoc />
-    public override ValueTask RunAsync(Contender contender)
+    public override ValueTask RunAsync(Contender contender) => asynchronous ? RunAwaitingAsync(contender) : RunBlocking(contender);
+
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask RunAwaitingAsync(Contender contender)
+    {
+        SafeFileHandle handle = _handle!;
+        for (int i = 0; i < writes; i++)
+        {
+            long offset = _next;
+            _next = (_next + 97 * BlockSize) % FileSize;
+            if (contender == Contender.SystemIO)
+            {
+                await System.IO.RandomAccess.WriteAsync(handle, _block, offset).ConfigureAwait(false);
+                System.IO.RandomAccess.FlushToDisk(handle);
+                continue;
+            }
+            IoEngine engine = contender.Engine();
+            switch (call)
+            {
+                case DurabilityCall.Fsync:
+                    await SpindleRandomAccess.WriteAsync(handle, _block, offset, engine).ConfigureAwait(false);
+                    await SpindleRandomAccess.FlushToDiskAsync(handle, engine).ConfigureAwait(false);
+                    break;
+                case DurabilityCall.Fdatasync:
+                    await SpindleRandomAccess.WriteAsync(handle, _block, offset, engine).ConfigureAwait(false);
+                    await SpindleRandomAccess.FlushDataToDiskAsync(handle, engine).ConfigureAwait(false);
+                    break;
+                default:
+                    await SpindleRandomAccess.WriteDurableAsync(handle, _block, offset, engine).ConfigureAwait(false);
+                    break;
+            }
+        }
+    }
+
+    private ValueTask RunBlocking(Contender contender)
     {
         SafeFileHandle handle = _handle!;
         for (int i = 0; i < writes; i++)

@@ -10,6 +10,15 @@ internal enum RequestKind : byte
     ReadScatter,
     WriteGather,
     Flush,
+
+    /// <summary><c>fdatasync</c>: the data, and the metadata needed to read it back, to the device.</summary>
+    DataSync,
+
+    /// <summary>A write that completes only when its bytes are on the device (<c>RWF_DSYNC</c>, or the write and a linked <c>fdatasync</c>).</summary>
+    WriteDurable,
+
+    /// <summary>Many reads awaited as one; each is routed as a <see cref="Read"/>, and those for the ring reach it together.</summary>
+    ReadBatch,
 }
 
 /// <summary>Where a request runs: the mechanisms the engines execute.</summary>
@@ -68,7 +77,7 @@ internal enum Mechanism : byte
 ///  2   anything else                                                  Inline
 /// </code>
 /// </summary>
-internal static class Router
+internal static partial class Router
 {
     /// <param name="kind">What the request asks for.</param>
     /// <param name="facts">What is known about the request's handle.</param>

@@ -21,6 +21,7 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
     private long _offset;                       // a durable write's offset, -1 without a position
     private bool _isWrite;                      // a durable write rather than a data sync
     private CancellationToken _cancellationToken;
+    private bool _countedInFlight;              // counted in FileRequestsInFlight (a file or block device)
 
     /// <summary>Queues an <c>fdatasync</c> of <paramref name="handle"/>.</summary>
     internal static ValueTask FlushDataAsync(SafeFileHandle handle, CancellationToken cancellationToken)
@@ -45,6 +46,9 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
         }
         else
         {
+            // Counted, so that the router sends overlapping syncs and durable writes to the ring (rows 11 and 12).
+            FileRequestsInFlight.Enter();
+            operation._countedInFlight = true;
             System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
         }
         return new ValueTask(operation, version);
@@ -76,6 +80,11 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
             {
                 error = e;
             }
+        }
+        if (_countedInFlight)
+        {
+            _countedInFlight = false;
+            FileRequestsInFlight.Leave();
         }
         // Forget every reference before completing: the awaiter may reuse this object at once.
         _handle = null;

@@ -1,5 +1,3 @@
-using System.Buffers;
-using System.Runtime.CompilerServices;
 using Spindle.Engines;
 using Spindle.Handles;
 
@@ -16,6 +14,8 @@ public static partial class SpindleRandomAccess
     /// Every result is what <see cref="ReadAsync(Microsoft.Win32.SafeHandles.SafeFileHandle, Memory{byte}, long, CancellationToken)"/>
     /// would have returned or thrown for that request. Arguments are checked for every request before any read
     /// starts (null or closed handles, negative offsets, <c>O_DIRECT</c> alignment): a bad one throws and nothing is read.
+    /// On the io_uring engine cached data is copied on the calling thread and the other reads are handed to the ring
+    /// together, so that they go to the kernel in one submission; the task completes once, when the last read has.
     /// </remarks>
     /// <param name="requests">The reads.</param>
     /// <param name="results">Receives one result per request, at the request's index; at least as long as <paramref name="requests"/>.</param>
@@ -48,40 +48,7 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-
-        ReadOnlySpan<BatchReadRequest> span = requests.Span;
-        PendingRead[]? pending = null; // the reads that did not complete at once, awaited after all have started
-        int pendingCount = 0;
-        bool cancelled = false;        // a read that completed at once was cancelled by the token
-        for (int i = 0; i < span.Length; i++)
-        {
-            BatchReadRequest request = span[i];
-            ValueTask<int> read;
-            try
-            {
-                long offset = SafeFileHandleInternals.CanSeek(request.Handle) ? request.FileOffset : -1;
-                read = selected.ReadAsync(request.Handle, request.Buffer, offset, cancellationToken);
-            }
-            catch (Exception e)
-            {
-                results.Span[i] = new BatchReadResult(e);
-                continue;
-            }
-            if (read.IsCompleted)
-            {
-                BatchReadResult result = Outcome(read);
-                cancelled |= result.Exception is OperationCanceledException && cancellationToken.IsCancellationRequested;
-                results.Span[i] = result;
-                continue;
-            }
-            pending ??= ArrayPool<PendingRead>.Shared.Rent(span.Length - i);
-            pending[pendingCount++] = new PendingRead(read, i);
-        }
-        if (pending is null)
-        {
-            return cancelled ? ValueTask.FromCanceled(cancellationToken) : default;
-        }
-        return AwaitBatchAsync(pending, pendingCount, results, cancelled, cancellationToken);
+        return requests.IsEmpty ? default : selected.ReadBatchAsync(requests, results, cancellationToken);
     }
 
     /// <summary>
@@ -129,49 +96,6 @@ public static partial class SpindleRandomAccess
         }
     }
 
-    private static BatchReadResult Outcome(ValueTask<int> read)
-    {
-        try
-        {
-            return new BatchReadResult(read.GetAwaiter().GetResult());
-        }
-        catch (Exception e)
-        {
-            return new BatchReadResult(e);
-        }
-    }
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder))]
-    private static async ValueTask AwaitBatchAsync(PendingRead[] pending, int count, Memory<BatchReadResult> results, bool cancelled, CancellationToken cancellationToken)
-    {
-        try
-        {
-            for (int i = 0; i < count; i++)
-            {
-                BatchReadResult result;
-                try
-                {
-                    result = new BatchReadResult(await pending[i].Read.ConfigureAwait(false));
-                }
-                catch (Exception e)
-                {
-                    cancelled |= e is OperationCanceledException && cancellationToken.IsCancellationRequested;
-                    result = new BatchReadResult(e);
-                }
-                results.Span[pending[i].Index] = result;
-            }
-        }
-        finally
-        {
-            Array.Clear(pending, 0, count);
-            ArrayPool<PendingRead>.Shared.Return(pending);
-        }
-        if (cancelled)
-        {
-            throw new OperationCanceledException(cancellationToken);
-        }
-    }
-
     private static async ValueTask ReadBatchPassThroughAsync(ReadOnlyMemory<BatchReadRequest> requests, Memory<BatchReadResult> results, CancellationToken cancellationToken)
     {
         var reads = new ValueTask<int>[requests.Length];
@@ -207,7 +131,4 @@ public static partial class SpindleRandomAccess
             throw new OperationCanceledException(cancellationToken);
         }
     }
-
-    // A read that was started and not yet complete, and the index of its request.
-    private readonly record struct PendingRead(ValueTask<int> Read, int Index);
 }

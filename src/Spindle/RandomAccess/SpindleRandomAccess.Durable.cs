@@ -44,7 +44,7 @@ public static partial class SpindleRandomAccess
 
     /// <summary>As <see cref="FlushDataToDisk"/>, asynchronously, on the given engine.</summary>
     /// <param name="handle">The file handle.</param>
-    /// <param name="engine">The engine: <see cref="IoEngine.Sync"/> syncs on the calling thread; the others on a pool thread.</param>
+    /// <param name="engine">The engine: <see cref="IoEngine.Sync"/> syncs on the calling thread, <see cref="IoEngine.ThreadPool"/> on a pool thread, io_uring (and <see cref="IoEngine.Auto"/> where it runs) on the ring (<c>IORING_OP_FSYNC</c> with the data-sync flag).</param>
     /// <param name="cancellationToken">Cancels the operation before it starts; a started sync runs to its end.</param>
     /// <returns>A task that completes when the device has the data.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="engine"/> is undefined.</exception>
@@ -60,19 +60,7 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        if (selected.Kind == IoEngine.Sync)
-        {
-            try
-            {
-                DurableIo.FlushData(handle);
-                return default;
-            }
-            catch (Exception e)
-            {
-                return ValueTask.FromException(e);
-            }
-        }
-        return DurableOperation.FlushDataAsync(handle, cancellationToken);
+        return selected.FlushDataToDiskAsync(handle, cancellationToken);
     }
 
     /// <summary>
@@ -122,7 +110,7 @@ public static partial class SpindleRandomAccess
     /// <param name="handle">The file handle, opened with write access.</param>
     /// <param name="buffer">The bytes to write; it must stay alive until the operation completes.</param>
     /// <param name="fileOffset">The file position to write at; ignored for handles without positions and for handles opened to append.</param>
-    /// <param name="engine">The engine: <see cref="IoEngine.Sync"/> writes on the calling thread; the others on a pool thread.</param>
+    /// <param name="engine">The engine: <see cref="IoEngine.Sync"/> writes on the calling thread, <see cref="IoEngine.ThreadPool"/> on a pool thread, io_uring (and <see cref="IoEngine.Auto"/> where it runs) on the ring (a write with <c>RWF_DSYNC</c>, else a write linked to an <c>fdatasync</c>).</param>
     /// <param name="cancellationToken">Cancels the operation before it starts; a started write runs to its end.</param>
     /// <returns>A task that completes when the bytes are on the device.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="fileOffset"/> is negative or <paramref name="engine"/> undefined.</exception>
@@ -144,19 +132,7 @@ public static partial class SpindleRandomAccess
         {
             return default;
         }
-        if (selected.Kind == IoEngine.Sync)
-        {
-            try
-            {
-                DurableIo.WriteDurable(handle, buffer.Span, offset);
-                return default;
-            }
-            catch (Exception e)
-            {
-                return ValueTask.FromException(e);
-            }
-        }
-        return DurableOperation.WriteDurableAsync(handle, buffer, offset, cancellationToken);
+        return selected.WriteDurableAsync(handle, buffer, offset, cancellationToken);
     }
 
     // Off Linux: System.IO's write, then its only flush (fsync or FlushFileBuffers), which covers the data.

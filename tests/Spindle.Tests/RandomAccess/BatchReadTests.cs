@@ -1,5 +1,7 @@
 using System.Buffers;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.FastPath;
+using Spindle.Engines.IoUring;
 using Spindle.Tests.Engines;
 using Spindle.Tests.Infrastructure;
 
@@ -195,5 +197,89 @@ public class BatchReadTests
         await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 1 }, 0);
         await Task.Delay(100);
         Assert.All(fromPipe, x => Assert.Equal(0xAA, x));
+    }
+
+    [Fact]
+    public async Task A_batch_of_O_DIRECT_reads_reaches_the_ring_in_one_io_uring_enter_and_completes_once()
+    {
+        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
+            return;
+        }
+        using var dir = new TempDirectory(AppContext.BaseDirectory); // a disk: the router reads memory-backed O_DIRECT storage inline
+        string path = dir.File("direct");
+        File.WriteAllBytes(path, Data(1 << 20, 8));
+        using SafeFileHandle handle = SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+        if (HandleFacts.Of(handle).SynchronousBackend)
+        {
+            Console.WriteLine("the test directory is on memory-backed storage: O_DIRECT reads run inline there, not on the ring.");
+            return;
+        }
+        using SafeFileHandle system = File.OpenHandle(path);
+        using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(32 * 4096);
+        Memory<byte> memory = owner.Memory;
+        var requests = new BatchReadRequest[32];
+        for (int i = 0; i < 32; i++)
+        {
+            requests[i] = new BatchReadRequest(handle, memory.Slice(i * 4096, 4096), (long)((i * 7919) % 256) * 4096);
+        }
+        var results = new BatchReadResult[32];
+        await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout); // warm-up
+
+        // Once the ring thread has gone to sleep, everything the batch queues goes in with the one enter its wake-up makes.
+        Assert.True(SpinWait.SpinUntil(() => engine.Thread.IsSleeping, Timeout));
+        long enters = engine.Thread.SubmittingEnters;
+        Array.Clear(results);
+        memory.Span.Clear();
+        await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
+        Assert.Equal(1, engine.Thread.SubmittingEnters - enters);
+        Assert.True(engine.Thread.MaxInFlight >= 32, $"at most {engine.Thread.MaxInFlight} SQEs were in flight together");
+        for (int i = 0; i < 32; i++)
+        {
+            byte[] expected = new byte[4096];
+            Assert.Equal(4096, System.IO.RandomAccess.Read(system, expected, requests[i].FileOffset));
+            Assert.True(results[i].Succeeded, results[i].Exception?.ToString());
+            Assert.Equal(4096, results[i].BytesRead);
+            Assert.Equal(expected, requests[i].Buffer.ToArray());
+        }
+    }
+
+    [Fact]
+    public async Task A_batch_on_the_ring_mixes_ring_inline_and_failed_requests_with_a_result_each()
+    {
+        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] data = Data(50_000, 9);
+        File.WriteAllBytes(dir.File("a"), data);
+        File.WriteAllBytes(dir.File("w"), Data(100, 10));
+        using SafeFileHandle a = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle writeOnly = SpindleFile.OpenHandle(dir.File("w"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite);
+        using var fifo = new Fifo(dir.File("fifo"));
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 7, 8 }, 0);
+        byte[] fromPipe = new byte[10];
+        var requests = new[]
+        {
+            new BatchReadRequest(a, new byte[1000], 10),          // cached: the fast path, on this thread
+            new BatchReadRequest(writeOnly, new byte[10], 0),     // EBADF from the kernel, in its own result
+            new BatchReadRequest(fifo.Reader, fromPipe, 0),       // a pipe: the ring's lane for handles that may wait
+            new BatchReadRequest(a, new byte[0], 0),              // empty: inline
+            new BatchReadRequest(a, new byte[100], 60_000),       // past the end
+        };
+        var results = new BatchReadResult[requests.Length];
+        await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
+        Assert.Equal(1000, results[0].BytesRead);
+        Assert.Equal(data.AsSpan(10, 1000).ToArray(), requests[0].Buffer.ToArray());
+        Assert.IsType<UnauthorizedAccessException>(results[1].Exception);
+        Assert.Equal(2, results[2].BytesRead);
+        Assert.Equal(new byte[] { 7, 8 }, fromPipe[..2]);
+        Assert.True(results[3].Succeeded);
+        Assert.Equal(0, results[3].BytesRead);
+        Assert.True(results[4].Succeeded);
+        Assert.Equal(0, results[4].BytesRead);
     }
 }

@@ -35,6 +35,8 @@ internal sealed unsafe partial class IoUringOperation
             case OperationKind.WriteVectors:
                 kind = SyscallKind.WriteVector;
                 break;
+            case OperationKind.WriteDurable:
+                return DecideDurableFault(); // IoUringOperation.Durable.cs
             default:
                 return 0;
         }

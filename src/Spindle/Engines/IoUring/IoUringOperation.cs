@@ -33,6 +33,8 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         ReadVectors,
         WriteVectors,
         Fsync,
+        DataSync,     // IoUringOperation.Durable.cs
+        WriteDurable, // IoUringOperation.Durable.cs
     }
 
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
@@ -85,7 +87,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// </summary>
     internal bool CancelRequested => _cancelRequested && !HasWrittenBytes;
 
-    private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors && _transferred > 0;
+    private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors or OperationKind.WriteDurable && _transferred > 0;
 
     /// <summary>
     /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
@@ -202,6 +204,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
                 sqe->Address = (ulong)(_vectors + _vectorIndex);
                 sqe->Length = (uint)_chunkCount;
                 break;
+            case OperationKind.DataSync:
+            case OperationKind.WriteDurable:
+                FillDurableSqe(sqe);
+                break;
             default:
                 sqe->Opcode = IORING_OP_FSYNC;
                 sqe->Offset = 0;
@@ -217,6 +223,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     {
         try
         {
+            if (_kind >= OperationKind.DataSync)
+            {
+                return OnDurableCompletion(result);
+            }
             if (result < 0)
             {
                 return OnError(-result);
@@ -364,6 +374,11 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         if (!MayBlock)
         {
             FileRequestsInFlight.Leave();
+        }
+        if (_batch is not null)
+        {
+            CompleteInBatch(); // IoUringOperation.Batch.cs
+            return;
         }
         _engine.Thread.Deliver(this);
     }

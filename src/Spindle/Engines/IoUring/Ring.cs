@@ -200,6 +200,9 @@ internal sealed unsafe class Ring
         return address == (void*)-1 ? null : (byte*)address;
     }
 
+    /// <summary>How many SQEs <see cref="TryGetSqe"/> can still hand out before the kernel consumes some.</summary>
+    internal uint FreeSqes => _sqEntries - (_sqLocalTail - Volatile.Read(ref *_sqHead));
+
     /// <summary>The next free SQE, zeroed, or null when the SQ ring is full.</summary>
     internal IoUringSqe* TryGetSqe()
     {

@@ -46,9 +46,16 @@ internal sealed unsafe class RingThread
     private int _sleeping;               // 1 while the thread is (about to be) blocked in io_uring_enter
     private int _inFlight;               // SQEs submitted whose CQEs have not been reaped (≤ CQ entries)
     private int _maxInFlight;            // the most SQEs ever in flight at once (for tests)
+    private long _submittingEnters;      // io_uring_enter calls that submitted SQEs (for tests)
 
     /// <summary>The most SQEs ever in flight at once; never more than the CQ ring holds.</summary>
     internal int MaxInFlight => Volatile.Read(ref _maxInFlight);
+
+    /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
+    internal long SubmittingEnters => Volatile.Read(ref _submittingEnters);
+
+    /// <summary>Whether the thread has decided to sleep (or sleeps) in <c>io_uring_enter</c> until a completion or a wake-up (tests).</summary>
+    internal bool IsSleeping => Volatile.Read(ref _sleeping) != 0;
 
     /// <summary>How many completions wait in the CQ ring, not reaped yet (test seam).</summary>
     internal uint ReadyCompletions => _ring.ReadyCompletions;
@@ -118,6 +125,12 @@ internal sealed unsafe class RingThread
         LaneOf(operation).Enqueue(operation);
         WakeIfSleeping();
     }
+
+    /// <summary>Queues a prepared operation without waking the thread: a batch queues all of its operations, then calls <see cref="Wake"/> once.</summary>
+    internal void Queue(IoUringOperation operation) => LaneOf(operation).Enqueue(operation);
+
+    /// <summary>Wakes the thread if it sleeps, after <see cref="Queue"/>: what was queued while it slept goes in with one <c>io_uring_enter</c>.</summary>
+    internal void Wake() => WakeIfSleeping();
 
     /// <summary>Queues a cancellation (any thread, from the token's callback).</summary>
     internal void RequestCancel(IoUringOperation operation, uint generation)
@@ -189,6 +202,10 @@ internal sealed unsafe class RingThread
         {
             SpindleMetrics.Submission();
         }
+        if (unsubmitted > 0)
+        {
+            Volatile.Write(ref _submittingEnters, _submittingEnters + 1);
+        }
         if (result >= 0 || result == -Errno.EINTR)
         {
             return;
@@ -232,11 +249,15 @@ internal sealed unsafe class RingThread
                 continue;
             }
             IoUringOperation? operation = _engine.Lookup((int)(uint)userData);
-            if (operation is null || operation.State != IoUringOperation.OperationState.InKernel || operation.UserData != userData)
+            if (operation is null || operation.State != IoUringOperation.OperationState.InKernel || !operation.Owns(userData))
             {
                 continue;
             }
             LaneOf(operation).InFlight--;
+            if (operation.AwaitsAnotherCompletion(userData, result))
+            {
+                continue; // the first CQE of a write linked to its sync: the operation waits for the second
+            }
             operation.State = IoUringOperation.OperationState.Queued;
             if (operation.OnCompletion(result))
             {
@@ -361,6 +382,11 @@ internal sealed unsafe class RingThread
                 return true;
             }
         }
+        int sqes = operation.SqeCount; // 2 for a write linked to its sync
+        if (sqes > 1 && _ring.FreeSqes < sqes)
+        {
+            return false;
+        }
         IoUringSqe* sqe = _ring.TryGetSqe();
         if (sqe == null)
         {
@@ -371,12 +397,17 @@ internal sealed unsafe class RingThread
         {
             operation.ApplyFault(sqe);
         }
+        if (sqes > 1)
+        {
+            operation.FillLinkedSqe(_ring.TryGetSqe());
+        }
         operation.State = IoUringOperation.OperationState.InKernel;
-        if (++_inFlight > _maxInFlight)
+        _inFlight += sqes;
+        if (_inFlight > _maxInFlight)
         {
             _maxInFlight = _inFlight;
         }
-        LaneOf(operation).InFlight++;
+        LaneOf(operation).InFlight += sqes;
         return true;
     }
 

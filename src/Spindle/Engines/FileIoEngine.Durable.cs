@@ -1,0 +1,50 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Syscalls;
+using Spindle.RandomAccess;
+
+namespace Spindle.Engines;
+
+internal abstract partial class FileIoEngine
+{
+    /// <summary>
+    /// <c>fdatasync</c>. Arguments arrive validated. The Sync engine syncs on the calling thread; the others, unless
+    /// they have a better way, on a pool thread (a thread of its own for handles that may block for ever).
+    /// </summary>
+    public virtual ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    {
+        if (Kind != IoEngine.Sync)
+        {
+            return DurableOperation.FlushDataAsync(handle, cancellationToken);
+        }
+        try
+        {
+            DurableIo.FlushData(handle);
+            return default;
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException(e);
+        }
+    }
+
+    /// <summary>
+    /// A write of every byte that completes only when they are on the device (<see cref="DurableIo.WriteDurable(SafeFileHandle, ReadOnlySpan{byte}, long, Diagnostics.IoMechanism)"/>).
+    /// Arguments arrive validated and the buffer is not empty; where it runs, as for <see cref="FlushDataToDiskAsync"/>.
+    /// </summary>
+    public virtual ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    {
+        if (Kind != IoEngine.Sync)
+        {
+            return DurableOperation.WriteDurableAsync(handle, buffer, fileOffset, cancellationToken);
+        }
+        try
+        {
+            DurableIo.WriteDurable(handle, buffer.Span, fileOffset);
+            return default;
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException(e);
+        }
+    }
+}

@@ -1,0 +1,137 @@
+using System.Threading.Tasks.Sources;
+using Spindle.Diagnostics;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// One batch of reads on the io_uring engine and the single <see cref="ValueTask"/> its caller awaits. Each read
+/// writes its own result when it completes (the ring thread for the reads on the ring, the caller for those done at
+/// once, a pool thread for those routed to the pool) and counts down; the caller holds one count of its own while it
+/// starts the reads, so the batch cannot complete half-started. Whoever counts down last completes the batch: the
+/// caller directly (everything was done at once), anyone else through the ring's continuation dispatcher, so the
+/// caller's continuation runs once, on the thread pool, never on the ring thread. Pooled: no allocation per batch.
+/// </summary>
+internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
+{
+    private static readonly OperationPool<IoUringBatch> s_pool = new(64);
+
+    private ManualResetValueTaskSourceCore<bool> _core;
+    private IoUringEngine _engine = null!;         // whose dispatcher runs the continuation
+    private Memory<BatchReadResult> _results;      // the caller's results; default while pooled
+    private int[] _ringBytes = new int[32];        // bytes read by each request that ran on the ring, -1 for the others (metrics)
+    private int _count;                            // requests in the batch
+    private int _remaining;                        // requests not completed, plus the caller's own count while it starts them
+    private volatile bool _cancelled;              // a read was cancelled by the batch's token
+    private CancellationToken _cancellationToken;
+
+    private IoUringBatch() => _core.RunContinuationsAsynchronously = false; // completed on a pool thread already
+
+    /// <summary>A batch of <paramref name="count"/> requests whose results go to <paramref name="results"/>.</summary>
+    internal static IoUringBatch Rent(IoUringEngine engine, Memory<BatchReadResult> results, int count, CancellationToken cancellationToken)
+    {
+        IoUringBatch batch = s_pool.TryRent() ?? new IoUringBatch();
+        batch._engine = engine;
+        batch._results = results;
+        batch._count = count;
+        batch._remaining = count + 1;
+        batch._cancelled = false;
+        batch._cancellationToken = cancellationToken;
+        if (batch._ringBytes.Length < count)
+        {
+            batch._ringBytes = new int[Math.Max(count, batch._ringBytes.Length * 2)];
+        }
+        Array.Fill(batch._ringBytes, -1, 0, count);
+        return batch;
+    }
+
+    /// <summary>Records request <paramref name="index"/>'s outcome (any thread; once per request).</summary>
+    internal void MemberCompleted(int index, long bytes, Exception? error, bool onRing)
+    {
+        if (error is null)
+        {
+            _results.Span[index] = new BatchReadResult((int)bytes);
+            if (onRing)
+            {
+                _ringBytes[index] = (int)bytes;
+            }
+        }
+        else
+        {
+            _results.Span[index] = new BatchReadResult(error);
+            if (error is OperationCanceledException && _cancellationToken.IsCancellationRequested)
+            {
+                _cancelled = true;
+            }
+        }
+        if (Interlocked.Decrement(ref _remaining) == 0)
+        {
+            _engine.Thread.Continuations.Post(this);
+        }
+    }
+
+    /// <summary>The caller has started every request: its task, or a completed one when nothing is left running.</summary>
+    internal ValueTask Release()
+    {
+        short version = _core.Version;
+        if (Interlocked.Decrement(ref _remaining) != 0)
+        {
+            return new ValueTask(this, version);
+        }
+        RecordMetrics();
+        bool cancelled = _cancelled;
+        CancellationToken token = _cancellationToken;
+        Recycle();
+        return cancelled ? ValueTask.FromCanceled(token) : default;
+    }
+
+    /// <summary>Runs on a pool thread once every request completed: metrics (listeners may run any code), then the caller's continuation.</summary>
+    void IThreadPoolWorkItem.Execute()
+    {
+        RecordMetrics();
+        if (_cancelled)
+        {
+            _core.SetException(new OperationCanceledException(_cancellationToken));
+        }
+        else
+        {
+            _core.SetResult(true);
+        }
+    }
+
+    private void RecordMetrics()
+    {
+        for (int i = 0; i < _count; i++)
+        {
+            if (_ringBytes[i] >= 0)
+            {
+                SpindleMetrics.Operation(IoEngine.IoUring, IoDirection.Read, _ringBytes[i], IoMechanism.Ring);
+            }
+        }
+    }
+
+    private void Recycle()
+    {
+        _results = default;
+        _cancellationToken = default;
+        _engine = null!;
+        s_pool.Return(this);
+    }
+
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+
+    public void GetResult(short token)
+    {
+        try
+        {
+            _core.GetResult(token);
+        }
+        finally
+        {
+            _core.Reset();
+            Recycle();
+        }
+    }
+}

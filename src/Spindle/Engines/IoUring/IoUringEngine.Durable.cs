@@ -1,0 +1,111 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Syscalls;
+using Spindle.Engines.FastPath;
+using Spindle.RandomAccess;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// <c>fdatasync</c> and durable writes on the ring (router rows 11 and 12): no pool thread waits for the device. A durable
+/// write is one <c>IORING_OP_WRITE</c> with <c>RWF_DSYNC</c>; the first one the kernel refuses (<c>EINVAL</c>,
+/// <c>EOPNOTSUPP</c> before any byte) switches the engine to a write linked to an <c>fdatasync</c> in one submission.
+/// </summary>
+internal sealed partial class IoUringEngine
+{
+    private volatile bool _dataSyncWritesRefused; // the kernel refused RWF_DSYNC on the ring once: linked pairs from then on
+    private long _dataSyncSqes;                    // IORING_OP_FSYNC(DATASYNC) SQEs submitted, linked ones not counted (ring thread writes)
+    private long _dataSyncWriteSqes;               // IORING_OP_WRITE SQEs with RWF_DSYNC
+    private long _linkedWriteSqes;                 // IORING_OP_WRITE SQEs linked to an fdatasync
+
+    /// <summary>
+    /// Whether durable writes go as a write linked to an <c>fdatasync</c> rather than one <c>RWF_DSYNC</c> write: set
+    /// when the kernel refused the flag once; tests set it on a private engine to run the linked path.
+    /// </summary>
+    internal bool DataSyncWritesRefused
+    {
+        get => _dataSyncWritesRefused;
+        set => _dataSyncWritesRefused = value;
+    }
+
+    /// <summary>Data syncs submitted on their own (<c>FlushDataToDiskAsync</c>, or a sync submitted again after a linked write).</summary>
+    internal long DataSyncSqes => Volatile.Read(ref _dataSyncSqes);
+
+    /// <summary>Writes submitted with <c>RWF_DSYNC</c>.</summary>
+    internal long DataSyncWriteSqes => Volatile.Read(ref _dataSyncWriteSqes);
+
+    /// <summary>Writes submitted linked to an <c>fdatasync</c>.</summary>
+    internal long LinkedWriteSqes => Volatile.Read(ref _linkedWriteSqes);
+
+    internal void RefuseDataSyncWrites() => _dataSyncWritesRefused = true;
+
+    // The ring thread is the only writer; tests read the totals.
+    internal void CountDataSync() => Volatile.Write(ref _dataSyncSqes, _dataSyncSqes + 1);
+
+    internal void CountDataSyncWrite() => Volatile.Write(ref _dataSyncWriteSqes, _dataSyncWriteSqes + 1);
+
+    internal void CountLinkedWrite() => Volatile.Write(ref _linkedWriteSqes, _linkedWriteSqes + 1);
+
+    public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    {
+        HandleFacts facts = HandleFacts.Of(handle);
+        if (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None) == Mechanism.Pool)
+        {
+            return DurableOperation.FlushDataAsync(handle, cancellationToken);
+        }
+        // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
+        IoUringOperation operation = Rent(mayBlock: false);
+        try
+        {
+            operation.PrepareDataSync(handle);
+        }
+        catch (Exception e)
+        {
+            Abandon(operation);
+            return ValueTask.FromException(e);
+        }
+        short version = operation.Version;
+        Start(operation, cancellationToken);
+        return new ValueTask(operation, version);
+    }
+
+    public override ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    {
+        HandleFacts facts = HandleFacts.Of(handle);
+        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None))
+        {
+            case Mechanism.Done:
+                return default;
+            case Mechanism.Inline:
+                try
+                {
+                    DurableIo.WriteDurable(handle, buffer.Span, fileOffset);
+                    return default;
+                }
+                catch (Exception e)
+                {
+                    return ValueTask.FromException(e);
+                }
+            case Mechanism.Pool:
+                return DurableOperation.WriteDurableAsync(handle, buffer, fileOffset, cancellationToken);
+        }
+        return WriteDurableOnRingAsync(handle, buffer, fileOffset, facts.MayBlockIndefinitely, cancellationToken);
+    }
+
+    /// <summary>The ring's durable write, whatever the router would choose (the executor; tests call it directly).</summary>
+    internal ValueTask WriteDurableOnRingAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool mayBlock, CancellationToken cancellationToken)
+    {
+        IoUringOperation operation = Rent(mayBlock);
+        try
+        {
+            operation.PrepareWriteDurable(handle, buffer, fileOffset, dataSyncFlag: !_dataSyncWritesRefused);
+        }
+        catch (Exception e)
+        {
+            Abandon(operation);
+            return ValueTask.FromException(e);
+        }
+        short version = operation.Version;
+        Start(operation, cancellationToken);
+        return new ValueTask(operation, version);
+    }
+}

@@ -1,0 +1,45 @@
+using Spindle.Engines.FastPath;
+
+namespace Spindle.Engines;
+
+/// <summary>
+/// The rows of the durability and batch requests (docs/engine-v2.md, rows 11–13), tried for these kinds only.
+/// <code>
+/// row  request            handle                                      mechanism
+/// 11   data sync          nothing else on files in flight             Pool     one hop, as row 9
+///      data sync          others in flight                            Ring     IORING_OP_FSYNC(DATASYNC): concurrent syncs share kernel workers and flushes, no pool thread waits
+/// 12   durable write      O_NONBLOCK special file, epoll, O_DIRECT on memory-backed storage   Inline   as rows 1–3
+///      durable write      buffered regular file                       Pool     io-wq runs one file's buffered writes one at a time: concurrent durable writers would wait for a flush each
+///      durable write      file or block device, nothing else in flight Pool    one hop, as row 9
+///      durable write      anything else                               Ring     IORING_OP_WRITE with RWF_DSYNC (else a write linked to an fdatasync)
+/// 13   read batch         each request as a read (rows 1–10); a batch of two or more is "others in flight" for its own reads
+/// </code>
+/// </summary>
+internal static partial class Router
+{
+    /// <param name="kind">A data sync, a durable write or a read of a batch.</param>
+    /// <param name="facts">What is known about the request's handle.</param>
+    /// <param name="length">Bytes the request transfers.</param>
+    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
+    /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>), or for a batch's read, whether the batch has others.</param>
+    internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight)
+    {
+        switch (kind)
+        {
+            case RequestKind.DataSync:
+                return othersInFlight || facts.MayBlockIndefinitely ? Mechanism.Ring : Mechanism.Pool;
+            case RequestKind.WriteDurable:
+                if (length == 0)
+                {
+                    return Mechanism.Done;
+                }
+                if (facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce || facts.SynchronousBackend)
+                {
+                    return Mechanism.Inline;
+                }
+                return facts.BufferedFile || !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
+            default:
+                return Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, othersInFlight, IoEngine.IoUring);
+        }
+    }
+}

@@ -1,6 +1,6 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.ThreadPool;
 using Spindle.Syscalls;
-using Spindle.RandomAccess;
 
 namespace Spindle.Engines;
 

@@ -1,6 +1,5 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
-using Spindle.RandomAccess;
 using Spindle.Syscalls;
 
 namespace Spindle;

@@ -1,7 +1,7 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.ThreadPool;
 using Spindle.Syscalls;
 using Spindle.Engines.FastPath;
-using Spindle.RandomAccess;
 
 namespace Spindle.Engines.IoUring;
 

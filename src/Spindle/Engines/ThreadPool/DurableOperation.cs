@@ -4,7 +4,7 @@ using Spindle.Engines;
 using Spindle.Engines.FastPath;
 using Spindle.Syscalls;
 
-namespace Spindle.RandomAccess;
+namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
 /// An asynchronous <c>fdatasync</c> or durable write: the blocking call on a pool thread (a dedicated thread for

@@ -10,6 +10,8 @@ internal enum RequestKind : byte
     ReadScatter,
     WriteGather,
     Flush,
+    Open,  // a path, opened with every rule of the synchronous open (FileOpener)
+    Close, // a descriptor, closed as SafeFileHandle's release closes it
 }
 
 /// <summary>Where a request runs: the mechanisms the engines execute.</summary>
@@ -89,6 +91,18 @@ internal static class Router
                 return Mechanism.Ring;
         }
     }
+
+    /// <summary>
+    /// Where an open or a close runs on the io_uring engine (rows 10 and 11 of the table in docs/engine-v2.md).
+    /// <code>
+    /// row  request  handle                                mechanism
+    ///  10  open     a path                                Ring     the lookup may read directories from the disk, and a FIFO's open waits for its other end
+    ///  11  close    a descriptor only Spindle holds       Ring     the last close may write back (network file systems) or free a deleted file
+    ///      close    a handle in use elsewhere             Inline   SafeFileHandle's own Dispose: the last user's release closes it
+    /// </code>
+    /// </summary>
+    internal static Mechanism RouteFile(RequestKind kind, bool exclusive)
+        => kind == RequestKind.Open || exclusive ? Mechanism.Ring : Mechanism.Inline;
 
     /// <summary>The bytes a scatter request asks for.</summary>
     internal static long TotalLength(IReadOnlyList<Memory<byte>> buffers)

@@ -33,6 +33,8 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         ReadVectors,
         WriteVectors,
         Fsync,
+        Open,  // IoUringOperation.Open.cs
+        Close, // IoUringOperation.Open.cs
     }
 
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
@@ -86,7 +88,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// goes on to the end, as System.IO's blocking write does: reporting a cancellation then would hide bytes a
     /// reader already has, and a caller that retries would send them twice.
     /// </summary>
-    internal bool CancelRequested => _cancelRequested && !HasWrittenBytes;
+    internal bool CancelRequested => _cancelRequested && !HasWrittenBytes && !_closingLateDescriptor;
 
     private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors && _transferred > 0;
 
@@ -245,6 +247,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
                     sqe->Length = (uint)SyscallFaults.CutVectors(_vectors + _vectorIndex, _chunkCount, _cutVectors);
                 }
                 break;
+            case OperationKind.Open:
+            case OperationKind.Close:
+                FillFileSqe(sqe);
+                break;
             default:
                 sqe->Opcode = IORING_OP_FSYNC;
                 sqe->Offset = 0;
@@ -261,6 +267,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     {
         try
         {
+            if (_kind is OperationKind.Open or OperationKind.Close)
+            {
+                return OnFileCompletion(result);
+            }
             if (result < 0)
             {
                 return OnError(-result);
@@ -456,6 +466,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// <summary>Frees the native iovec arrays of an operation the engine retires (never one in use).</summary>
     internal void FreeNativeMemory()
     {
+        FreePath();
         NativeMemory.Free(_vectors);
         _vectors = null;
         _vectorCapacity = 0;

@@ -171,6 +171,10 @@ internal static partial class FileOpener
         if ((access & FileAccess.Write) == 0)
         {
             int fileType = FileType(fd, path);
+            if (request.MayNotHaveWaited && fileType is LinuxConstants.S_IFIFO or LinuxConstants.S_IFCHR)
+            {
+                return FinishResult.OpenBlocking;
+            }
             opened = opened.WithFileType(fileType);
             if (fileType == LinuxConstants.S_IFDIR)
             {

@@ -33,6 +33,13 @@ internal struct OpenRequest
     internal readonly Direct.DirectOpen Direct; // what an O_DIRECT refusal must undo
 
     /// <summary>
+    /// Set by an open that may not have waited where <c>open(2)</c> waits: io_uring first tries an open without
+    /// waiting (O_NONBLOCK), which returns a FIFO's read end before a writer came. Such a FIFO or device is
+    /// then opened again the blocking way (<see cref="FinishResult.OpenBlocking"/>).
+    /// </summary>
+    internal bool MayNotHaveWaited;
+
+    /// <summary>
     /// After a preallocation failure (<see cref="FinishResult.NoSpace"/>, <see cref="FinishResult.TooLarge"/>) and the
     /// file's close: removes the file, as System.IO does, and returns the exception to throw.
     /// </summary>
@@ -54,6 +61,9 @@ internal enum FinishResult : byte
 
     /// <summary>The path names another file now (a lock file replaced while we waited for its lock): close, open again.</summary>
     OpenAgain,
+
+    /// <summary>A FIFO or a character device opened without waiting (<see cref="OpenRequest.MayNotHaveWaited"/>): close, open it the blocking way.</summary>
+    OpenBlocking,
 
     /// <summary>Preallocation found no space: close, remove the file, throw.</summary>
     NoSpace,

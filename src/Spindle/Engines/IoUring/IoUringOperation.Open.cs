@@ -14,6 +14,10 @@ namespace Spindle.Engines.IoUring;
 /// </summary>
 internal sealed unsafe partial class IoUringOperation
 {
+    // The kernel's "restart the system call" codes, which a cancelled open waiting in an io-wq worker may report.
+    private const int ERESTARTSYS = 512;
+    private const int ERESTART_RESTARTBLOCK = 516;
+
     private byte* _path;                  // Open: the path, NUL-terminated UTF-8, kept until the CQE; reused across operations
     private int _pathCapacity;
     private int _openFlags;               // Open: the open(2) flags
@@ -98,7 +102,7 @@ internal sealed unsafe partial class IoUringOperation
             Complete(result, null);
             return false;
         }
-        if (result == -Errno.EINTR || result == -Errno.ECANCELED)
+        if (result == -Errno.EINTR || result == -Errno.ECANCELED || result is <= -ERESTARTSYS and >= -ERESTART_RESTARTBLOCK)
         {
             // Interrupted (a worker's wait for a FIFO's other end, a signal) or cancelled: again, unless the caller cancelled.
             return ContinueUnlessCancelled();

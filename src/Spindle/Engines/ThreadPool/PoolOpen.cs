@@ -18,14 +18,25 @@ internal sealed class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWork
 
     private PoolOpen() => _core.RunContinuationsAsynchronously = false;
 
-    internal static ValueTask<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken)
+    /// <summary>
+    /// Queues the open; <paramref name="mayWaitForEver"/> (a FIFO, which waits for its other end) runs it on a thread
+    /// of its own (<see cref="WorkerThreads.Blocking"/>), never holding a pool thread that other I/O needs.
+    /// </summary>
+    internal static ValueTask<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken, bool mayWaitForEver = false)
     {
         PoolOpen operation = s_pool.TryRent() ?? new PoolOpen();
         operation._request = request;
         operation._cancellationToken = cancellationToken;
         short version = operation._core.Version;
-        // preferLocal as the engine's other operations (ThreadPoolEngine.Queue): a caller that blocks on the result is helped first.
-        System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
+        if (mayWaitForEver)
+        {
+            WorkerThreads.Blocking.Queue(operation);
+        }
+        else
+        {
+            // preferLocal as the engine's other operations (ThreadPoolEngine.Queue): a caller that blocks on the result is helped first.
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
+        }
         return new ValueTask<OpenedHandle>(operation, version);
     }
 

@@ -93,16 +93,21 @@ internal static class Router
     }
 
     /// <summary>
-    /// Where an open or a close runs on the io_uring engine (rows 10 and 11 of the table in docs/engine-v2.md).
+    /// Where an open runs on the io_uring engine (rows 10 and 11 of the table in docs/engine-v2.md).
     /// <code>
-    /// row  request  handle                                mechanism
-    ///  10  open     a path                                Ring     the lookup may read directories from the disk, and a FIFO's open waits for its other end
-    ///  11  close    a descriptor only Spindle holds       Ring     the last close may write back (network file systems) or free a deleted file
-    ///      close    a handle in use elsewhere             Inline   SafeFileHandle's own Dispose: the last user's release closes it
+    /// row  request                         mechanism
+    ///  10  open, neither O_CREAT nor O_TRUNC FastPath openat2(RESOLVE_CACHED) on the caller's thread; EAGAIN (the lookup needs the disk) goes to the ring
+    ///  11  any other open                  Ring     creating or truncating opens always wait in an io-wq worker; the lookup may read directories
     /// </code>
     /// </summary>
-    internal static Mechanism RouteFile(RequestKind kind, bool exclusive)
-        => kind == RequestKind.Open || exclusive ? Mechanism.Ring : Mechanism.Inline;
+    internal static Mechanism RouteOpen(int flags) => OpenFastPath.Applies(flags) ? Mechanism.FastPath : Mechanism.Ring;
+
+    /// <summary>
+    /// Where a close runs on the io_uring engine (row 12): on the ring when Spindle alone holds the handle (the last
+    /// close may write back on network file systems, or free a deleted file's blocks); otherwise SafeFileHandle's own
+    /// Dispose, whose last user's release closes it.
+    /// </summary>
+    internal static Mechanism RouteClose(bool exclusive) => exclusive ? Mechanism.Ring : Mechanism.Inline;
 
     /// <summary>The bytes a scatter request asks for.</summary>
     internal static long TotalLength(IReadOnlyList<Memory<byte>> buffers)

@@ -23,9 +23,14 @@ internal static partial class FileOpener
     /// thread of their own. Opens that create or truncate always go to the worker and are not affected.
     /// </remarks>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, CancellationToken cancellationToken)
+    internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
     {
-        int result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        // The lookup cache first (Engines/FastPath/OpenFastPath.cs): a warm open completes here, without a ring round trip.
+        int result = tryCached ? Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, request.Flags) : -Errno.EAGAIN;
+        if (result == -Errno.EAGAIN)
+        {
+            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        }
         bool triedWithoutWaiting = (request.Flags & (OpenFlags.O_CREAT | OpenFlags.O_TRUNC)) == 0;
         while (true)
         {

@@ -8,21 +8,18 @@ internal sealed partial class IoUringEngine
 {
     internal override ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
     {
-        if (Router.RouteFile(RequestKind.Open, exclusive: true) != Mechanism.Ring)
-        {
-            return base.OpenAsync(request, cancellationToken);
-        }
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
         }
-        return FileOpener.OpenAsync(this, request, cancellationToken);
+        Mechanism mechanism = Router.RouteOpen(request.Flags);
+        return FileOpener.OpenAsync(this, request, tryCached: mechanism == Mechanism.FastPath, cancellationToken);
     }
 
     internal override ValueTask CloseAsync(SafeFileHandle handle)
     {
         bool exclusive = SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd);
-        return Router.RouteFile(RequestKind.Close, exclusive) == Mechanism.Ring ? CloseDescriptorAsync(fd) : base.CloseAsync(handle);
+        return Router.RouteClose(exclusive) == Mechanism.Ring ? CloseDescriptorAsync(fd) : base.CloseAsync(handle);
     }
 
     /// <summary>

@@ -106,19 +106,7 @@ public static partial class SpindleFile
         return opened;
     }
 
+    // Passed through to System.IO (off Linux), the synchronous open runs on a pool thread, so the caller never waits in it.
     private static ValueTask<SafeFileHandle> PassThroughOpen(Func<SafeFileHandle> open, CancellationToken cancellationToken)
-    {
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return ValueTask.FromCanceled<SafeFileHandle>(cancellationToken);
-        }
-        try
-        {
-            return new ValueTask<SafeFileHandle>(open());
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException<SafeFileHandle>(e);
-        }
-    }
+        => new(Task.Run(open, cancellationToken));
 }

@@ -49,7 +49,8 @@ public class ContentReadDifferentialTests : IDisposable
     /// ReadAllTextAsync does). Bad arguments are thrown from the call by both.
     /// </summary>
     private static string OpenErrorsThroughTheTask(string outcome)
-        => outcome.StartsWith("thrown ", StringComparison.Ordinal) && !outcome.Contains("Argument", StringComparison.Ordinal)
+        => !Spindle.Portable.PassThrough.Enabled
+            && outcome.StartsWith("thrown ", StringComparison.Ordinal) && !outcome.Contains("Argument", StringComparison.Ordinal)
             ? "faulted " + outcome["thrown ".Length..]
             : outcome;
 
@@ -180,7 +181,7 @@ public class ContentReadDifferentialTests : IDisposable
         Assert.Equal(await ContentOutcome.Of(() => File.ReadAllTextAsync(locked, null!), ContentOutcome.Show),
             await ContentOutcome.Of(() => SpindleFile.ReadAllTextAsync(locked, null!), ContentOutcome.Show));
         Assert.True(differences.Count == 0, string.Join("\n", differences));
-        Assert.Contains(await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(locked), ContentOutcome.Show), new[] { "faulted IOException hr=B" });
+        Assert.Contains(await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(locked), ContentOutcome.Show), new[] { "faulted IOException hr=B", "thrown IOException hr=B" });
     }
 
     [Fact]

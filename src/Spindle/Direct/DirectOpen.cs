@@ -40,14 +40,14 @@ internal readonly unsafe struct DirectOpen
     }
 
     /// <summary>
-    /// Given the result of <c>open(2)</c>: unchanged unless O_DIRECT was refused; then either a clear
-    /// exception, or the descriptor of a buffered open (with O_DIRECT removed from <paramref name="flags"/>).
+    /// Given the result of <c>open(2)</c> (a descriptor, or a negated errno): unchanged unless O_DIRECT was refused;
+    /// then either a clear exception, or the result of a buffered open (with O_DIRECT removed from <paramref name="flags"/>).
     /// </summary>
-    internal int Complete(int fd, string fullPath, ref int flags, int permissions)
+    internal int Complete(int result, string fullPath, ref int flags, int permissions)
     {
-        if (!_direct || fd >= 0 || Errno.Last != Errno.EINVAL)
+        if (!_direct || result != -Errno.EINVAL)
         {
-            return fd;
+            return result;
         }
         // The refused open may have created the file before the file system said no: remove it again,
         // but only if it is still the empty file that open made.
@@ -67,16 +67,12 @@ internal readonly unsafe struct DirectOpen
                 $"or set {nameof(SpindleFileOptions)}.{nameof(SpindleFileOptions.DirectIOFallback)} to accept buffered I/O there.", Errno.EINVAL);
         }
         flags &= ~OpenFlags.O_DIRECT;
-        do
-        {
-            fd = Libc.Open(fullPath, flags, permissions);
-        }
-        while (fd < 0 && Errno.Last == Errno.EINTR);
-        if (fd >= 0)
+        result = FileOpener.OpenDescriptor(fullPath, flags, permissions);
+        if (result >= 0)
         {
             SpindleMetrics.Fallback();
         }
-        return fd;
+        return result;
     }
 
     /// <summary>Registers a handle that was opened with O_DIRECT, with the alignment its file needs.</summary>

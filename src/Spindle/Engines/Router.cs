@@ -19,6 +19,12 @@ internal enum RequestKind : byte
 
     /// <summary>Many reads awaited as one; each is routed as a <see cref="Read"/>, and those for the ring reach it together.</summary>
     ReadBatch,
+
+    /// <summary>A path opened with every rule of the synchronous open (FileOpener).</summary>
+    Open,
+
+    /// <summary>A descriptor closed as SafeFileHandle's release closes it.</summary>
+    Close,
 }
 
 /// <summary>Where a request runs: the mechanisms the engines execute.</summary>
@@ -152,6 +158,23 @@ internal static partial class Router
                 return !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
         }
     }
+
+    /// <summary>
+    /// Where an open runs on the io_uring engine (rows 14 and 15 of the table in docs/engine-v2.md).
+    /// <code>
+    /// row  request                         mechanism
+    ///  14  open, neither O_CREAT nor O_TRUNC FastPath openat2(RESOLVE_CACHED) on the caller's thread; EAGAIN (the lookup needs the disk) goes to the ring
+    ///  15  any other open                  Ring     creating or truncating opens always wait in an io-wq worker; the lookup may read directories
+    /// </code>
+    /// </summary>
+    internal static Mechanism RouteOpen(int flags) => OpenFastPath.Applies(flags) ? Mechanism.FastPath : Mechanism.Ring;
+
+    /// <summary>
+    /// Where a close runs on the io_uring engine (row 16): on the ring when Spindle alone holds the handle (the last
+    /// close may write back on network file systems, or free a deleted file's blocks); otherwise SafeFileHandle's own
+    /// Dispose, whose last user's release closes it.
+    /// </summary>
+    internal static Mechanism RouteClose(bool exclusive) => exclusive ? Mechanism.Ring : Mechanism.Inline;
 
     /// <summary>The bytes a scatter request asks for.</summary>
     internal static long TotalLength(IReadOnlyList<Memory<byte>> buffers)

@@ -38,6 +38,24 @@ internal static class FileContent
         => FileOpener.Open(path, mode, access, FileShare.Read, options, preallocationSize, unixCreateMode: null, SpindleOpenFlags.For(options), out opened);
 
     /// <summary>
+    /// The asynchronous content methods' open (<see cref="SpindleFile.OpenHandleAsync(string, FileMode, FileAccess, FileShare, FileOptions, long, CancellationToken)"/>
+    /// on the default engine: on the ring where io_uring runs), for reading, others allowed to read.
+    /// </summary>
+    internal static ValueTask<OpenedHandle> OpenReadAsync(string path, CancellationToken cancellationToken)
+        => SpindleFile.OpenAsync(path, FileMode.Open, FileAccess.Read, FileOptions.Asynchronous, preallocationSize: 0, cancellationToken);
+
+    /// <summary>As <see cref="OpenReadAsync"/>, for writing; <see cref="WritesInline"/> tells from the result whether small writes are done inline.</summary>
+    internal static ValueTask<OpenedHandle> OpenWriteAsync(string path, FileMode mode, long preallocationSize, CancellationToken cancellationToken)
+        => SpindleFile.OpenAsync(path, mode, FileAccess.Write, FileOptions.Asynchronous, preallocationSize, cancellationToken);
+
+    /// <summary>
+    /// Whether a small write can be done on the caller's thread (the engines' inline-write rule: a local file system
+    /// whose buffered writes are page-cache copies, not O_DSYNC).
+    /// </summary>
+    internal static bool WritesInline(in OpenedFile opened)
+        => WriteFastPath.Enabled && opened.WritesAreCopies == true && (opened.Flags & OpenedFile.OpenDsyncFlag) == 0;
+
+    /// <summary>
     /// Reads what the page cache holds at <paramref name="offset"/> on the caller's thread
     /// (<c>preadv2(RWF_NOWAIT)</c>), as the engines' fast path does, but without learning the facts of a handle that
     /// lives for one call: the bytes read, or -1 when the engine must read (nothing cached, or any error, which the
@@ -82,7 +100,7 @@ internal static class FileContent
     internal static SafeFileHandle OpenWrite(string path, FileMode mode, FileOptions options, long preallocationSize, out bool inline)
     {
         SafeFileHandle handle = Open(path, mode, FileAccess.Write, options, preallocationSize, out OpenedFile opened);
-        inline = WriteFastPath.Enabled && opened.WritesAreCopies == true && (opened.Flags & OpenedFile.OpenDsyncFlag) == 0;
+        inline = WritesInline(opened);
         return handle;
     }
 

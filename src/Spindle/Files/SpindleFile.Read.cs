@@ -3,6 +3,7 @@ using System.Runtime.ExceptionServices;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Files;
+using Spindle.Handles;
 
 namespace Spindle;
 
@@ -64,19 +65,20 @@ public static partial class SpindleFile
 
     /// <summary>
     /// Reads all of a file into a byte array asynchronously, as <see cref="File.ReadAllBytesAsync(string, CancellationToken)"/>
-    /// does, with the read on the default engine (io_uring, or the page-cache fast path that completes at once).
-    /// As in System.IO, the file is opened before the method returns, so that errors of the open are thrown directly.
+    /// does, with the open and the read on the default engine (io_uring, or the page-cache fast path that completes at once).
+    /// The open is asynchronous too (<see cref="OpenHandleAsync(string, FileMode, FileAccess, FileShare, FileOptions, long, CancellationToken)"/>),
+    /// so its errors come through the task, where System.IO, whose open is synchronous, throws them from the call.
     /// </summary>
     /// <param name="path">The file to read.</param>
     /// <param name="cancellationToken">Cancels the read.</param>
     /// <returns>The file's bytes.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty or contains a NUL character.</exception>
-    /// <exception cref="FileNotFoundException">The file does not exist.</exception>
+    /// <exception cref="FileNotFoundException">The file does not exist (through the task, as every error of the open and the read).</exception>
     /// <exception cref="DirectoryNotFoundException">A directory of the path does not exist.</exception>
     /// <exception cref="UnauthorizedAccessException">Access is denied, or the path is a directory.</exception>
-    /// <exception cref="IOException">Another handle holds the file exclusively; through the task, the file is 2 GiB or longer or the read failed.</exception>
-    /// <exception cref="OperationCanceledException">The read was cancelled (through the task).</exception>
+    /// <exception cref="IOException">Another handle holds the file exclusively, the file is 2 GiB or longer, or the read failed.</exception>
+    /// <exception cref="OperationCanceledException">The open or the read was cancelled.</exception>
     public static Task<byte[]> ReadAllBytesAsync(string path, CancellationToken cancellationToken = default)
     {
         if (Portable.PassThrough.Enabled)
@@ -87,7 +89,27 @@ public static partial class SpindleFile
         {
             return Task.FromCanceled<byte[]>(cancellationToken);
         }
-        SafeFileHandle handle = FileContent.OpenRead(path, isAsync: true);
+        ValueTask<OpenedHandle> open;
+        try
+        {
+            open = FileContent.OpenReadAsync(path, cancellationToken);
+        }
+        catch (Exception e) when (e is not ArgumentException)
+        {
+            return FileContent.FromException<byte[]>(e);
+        }
+        return open.IsCompletedSuccessfully ? ReadAllBytesAsync(open.Result.Handle, cancellationToken) : ReadAllBytesAfterOpenAsync(open, cancellationToken);
+    }
+
+    private static async Task<byte[]> ReadAllBytesAfterOpenAsync(ValueTask<OpenedHandle> open, CancellationToken cancellationToken)
+    {
+        SafeFileHandle handle = (await open.ConfigureAwait(false)).Handle;
+        return await ReadAllBytesAsync(handle, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>The read of <see cref="ReadAllBytesAsync(string, CancellationToken)"/> once the file is open; completes at once when the bytes were cached.</summary>
+    private static Task<byte[]> ReadAllBytesAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    {
         try
         {
             long length = FileContent.LengthOf(handle);

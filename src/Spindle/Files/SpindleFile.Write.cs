@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Files;
+using Spindle.Handles;
 
 namespace Spindle;
 
@@ -140,19 +141,31 @@ public static partial class SpindleFile
             : WriteBytesAsync(path, FileMode.Append, bytes, cancellationToken);
     }
 
-    /// <summary>Opens, starts the one write and completes at once when the engine did; errors come through the task.</summary>
+    /// <summary>Opens (asynchronously), starts the one write and completes at once when the engine did; errors come through the task.</summary>
     private static Task WriteBytesAsync(string path, FileMode mode, ReadOnlyMemory<byte> bytes, CancellationToken cancellationToken)
     {
-        SafeFileHandle handle;
-        bool inline;
+        ValueTask<OpenedHandle> open;
         try
         {
-            handle = FileContent.OpenWrite(path, mode, FileOptions.Asynchronous, preallocationSize: 0, out inline);
+            open = FileContent.OpenWriteAsync(path, mode, preallocationSize: 0, cancellationToken);
         }
         catch (Exception e)
         {
             return FileContent.FromException(e);
         }
+        return open.IsCompletedSuccessfully
+            ? WriteBytesAsync(open.Result, mode, bytes, cancellationToken)
+            : WriteBytesAfterOpenAsync(open, mode, bytes, cancellationToken);
+    }
+
+    private static async Task WriteBytesAfterOpenAsync(ValueTask<OpenedHandle> open, FileMode mode, ReadOnlyMemory<byte> bytes, CancellationToken cancellationToken)
+        => await WriteBytesAsync(await open.ConfigureAwait(false), mode, bytes, cancellationToken).ConfigureAwait(false);
+
+    /// <summary>The write of <see cref="WriteBytesAsync(string, FileMode, ReadOnlyMemory{byte}, CancellationToken)"/> once the file is open.</summary>
+    private static Task WriteBytesAsync(OpenedHandle opened, FileMode mode, ReadOnlyMemory<byte> bytes, CancellationToken cancellationToken)
+    {
+        SafeFileHandle handle = opened.Handle;
+        bool inline = FileContent.WritesInline(opened.Opened);
         try
         {
             long offset = mode == FileMode.Append ? SpindleRandomAccess.GetLength(handle) : 0;
@@ -413,20 +426,32 @@ public static partial class SpindleFile
             : WriteTextAsync(path, FileMode.Append, contents, encoding, cancellationToken);
     }
 
-    /// <summary>Opens, encodes and starts the one write; completes at once when the engine did; errors come through the task.</summary>
+    /// <summary>Opens (asynchronously), encodes and starts the one write; completes at once when the engine did; errors come through the task.</summary>
     private static Task WriteTextAsync(string path, FileMode mode, ReadOnlyMemory<char> contents, Encoding encoding, CancellationToken cancellationToken)
     {
-        SafeFileHandle handle;
-        bool inline;
+        ValueTask<OpenedHandle> open;
         try
         {
-            handle = FileContent.OpenWrite(path, mode, FileOptions.Asynchronous,
-                TextWrite.PreallocationSize(mode, contents.Span, encoding, encoding.Preamble.Length), out inline);
+            open = FileContent.OpenWriteAsync(path, mode, TextWrite.PreallocationSize(mode, contents.Span, encoding, encoding.Preamble.Length), cancellationToken);
         }
         catch (Exception e)
         {
             return FileContent.FromException(e);
         }
+        return open.IsCompletedSuccessfully
+            ? WriteTextAsync(open.Result, mode, contents, encoding, cancellationToken)
+            : WriteTextAfterOpenAsync(open, mode, contents, encoding, cancellationToken);
+    }
+
+    private static async Task WriteTextAfterOpenAsync(ValueTask<OpenedHandle> open, FileMode mode, ReadOnlyMemory<char> contents, Encoding encoding,
+        CancellationToken cancellationToken)
+        => await WriteTextAsync(await open.ConfigureAwait(false), mode, contents, encoding, cancellationToken).ConfigureAwait(false);
+
+    /// <summary>The encoding and write of <see cref="WriteTextAsync(string, FileMode, ReadOnlyMemory{char}, Encoding, CancellationToken)"/> once the file is open.</summary>
+    private static Task WriteTextAsync(OpenedHandle opened, FileMode mode, ReadOnlyMemory<char> contents, Encoding encoding, CancellationToken cancellationToken)
+    {
+        SafeFileHandle handle = opened.Handle;
+        bool inline = FileContent.WritesInline(opened.Opened);
         byte[]? buffer = null;
         try
         {

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
 
 namespace Spindle.Files;
 
@@ -56,21 +57,34 @@ internal static class TextRead
     }
 
     /// <summary>
-    /// As <see cref="Read{T}"/>, asynchronously: opens (the synchronous part, as in System.IO) and starts the read;
+    /// As <see cref="Read{T}"/>, asynchronously: opens (on the ring where io_uring runs) and starts the read;
     /// a read that completes at once is decoded without an asynchronous method. Errors come through the task.
     /// </summary>
     internal static Task<T> ReadAsync<T>(string path, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
         Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
     {
-        SafeFileHandle handle;
+        ValueTask<OpenedHandle> open;
         try
         {
-            handle = FileContent.OpenRead(path, isAsync: true);
+            open = FileContent.OpenReadAsync(path, cancellationToken);
         }
         catch (Exception e)
         {
             return FileContent.FromException<T>(e);
         }
+        return open.IsCompletedSuccessfully
+            ? ReadAsync(open.Result.Handle, encoding, decode, read, cancellationToken)
+            : ReadAfterOpenAsync(open, encoding, decode, read, cancellationToken);
+    }
+
+    private static async Task<T> ReadAfterOpenAsync<T>(ValueTask<OpenedHandle> open, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
+        Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
+        => await ReadAsync((await open.ConfigureAwait(false)).Handle, encoding, decode, read, cancellationToken).ConfigureAwait(false);
+
+    /// <summary>The read of <see cref="ReadAsync{T}(string, Encoding, Func{ReadOnlySpan{byte}, Encoding, T}, Func{StreamReader, CancellationToken, Task{T}}, CancellationToken)"/> once the file is open.</summary>
+    private static Task<T> ReadAsync<T>(SafeFileHandle handle, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
+        Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
+    {
         byte[]? buffer = null;
         try
         {

@@ -7,8 +7,10 @@ namespace Spindle.Handles;
 /// Opens a file with <c>open(2)</c> and applies every rule System.IO applies on Linux, in its order:
 /// flags from the mode, access and options; the directory check; the <c>flock</c> that emulates
 /// <see cref="FileShare"/>; access hints; truncation only once the lock is held; preallocation.
+/// The steps before and after <c>open(2)</c> (<see cref="Prepare"/>, <see cref="Finish"/>) are shared with the
+/// asynchronous open (FileOpener.Async.cs), which only makes the <c>open(2)</c> and the <c>close(2)</c> elsewhere.
 /// </summary>
-internal static class FileOpener
+internal static partial class FileOpener
 {
     private const UnixFileMode DefaultCreateMode =
         UnixFileMode.UserRead | UnixFileMode.UserWrite | UnixFileMode.GroupRead | UnixFileMode.GroupWrite |
@@ -22,52 +24,73 @@ internal static class FileOpener
     internal static SafeFileHandle Open(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options,
         long preallocationSize, UnixFileMode? unixCreateMode, int spindleFlags, out OpenedFile opened)
     {
+        OpenRequest request = Prepare(path, mode, access, share, options, preallocationSize, unixCreateMode, spindleFlags);
+        return Open(ref request, out opened);
+    }
+
+    /// <summary>
+    /// Everything before <c>open(2)</c>, shared by the synchronous and the asynchronous open: System.IO's argument
+    /// validation, the full path, the flags and the permissions of a created file.
+    /// </summary>
+    internal static OpenRequest Prepare(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options,
+        long preallocationSize, UnixFileMode? unixCreateMode, int spindleFlags)
+    {
         OpenValidation.ValidateArguments(path, mode, access, share, options, preallocationSize);
         string fullPath = Path.GetFullPath(path);
-
         int flags = ToOpenFlags(mode, access, share, options) | spindleFlags;
-        int permissions = (int)(unixCreateMode ?? DefaultCreateMode);
         var direct = Direct.DirectOpen.Begin(fullPath, ref flags); // O_DIRECT: note what a refusal must undo
+        return new OpenRequest(fullPath, mode, access, share, options, preallocationSize, flags, (int)(unixCreateMode ?? DefaultCreateMode), direct);
+    }
 
-        int fd = OpenDescriptor(fullPath, flags, permissions);
-        fd = direct.Complete(fd, fullPath, ref flags, permissions); // O_DIRECT refused: clear exception or buffered fallback
-
-        if (fd < 0)
-        {
-            throw OpenFailure(Errno.Last, fullPath, flags);
-        }
-
+    /// <summary>The synchronous open of a prepared request: <c>open(2)</c> on the caller's thread, then <see cref="Finish"/>.</summary>
+    internal static SafeFileHandle Open(ref OpenRequest request, out OpenedFile opened)
+    {
+        int fd = Opened(ref request, OpenDescriptor(request.FullPath, request.Flags, request.Permissions));
         while (true)
         {
             var handle = new SafeFileHandle(fd, ownsHandle: true);
+            FinishResult result;
             try
             {
-                Direct.DirectOpen.Opened(handle, flags); // a direct handle gets its alignment checked on every call
-                opened = OpenedFile.FromFlags(flags);
-                if (Initialize(handle, fd, fullPath, mode, access, share, options, preallocationSize, ref opened))
-                {
-                    return handle;
-                }
+                result = Finish(handle, fd, request, out opened);
             }
             catch
             {
                 handle.Dispose();
                 throw;
             }
-
+            if (result == FinishResult.Opened)
+            {
+                return handle;
+            }
+            handle.Dispose();
+            if (result != FinishResult.OpenAgain)
+            {
+                throw request.RemoveAfterPreallocationFailure(result);
+            }
             // The path now names another file (a DeleteOnClose lock file was removed or replaced while we
             // waited for its lock): open the path again, as System.IO does.
-            handle.Dispose();
-            fd = OpenDescriptor(fullPath, flags, permissions);
+            fd = OpenDescriptor(request.FullPath, request.Flags, request.Permissions);
             if (fd < 0)
             {
-                throw OpenFailure(Errno.Last, fullPath, flags);
+                throw OpenFailure(-fd, request.FullPath, request.Flags);
             }
         }
     }
 
-    /// <summary>open(2), retried on EINTR; -1 with errno set on failure.</summary>
-    private static int OpenDescriptor(string fullPath, int flags, int permissions)
+    /// <summary>
+    /// Given what <c>open(2)</c> returned (a descriptor, or a negated errno): the descriptor, after the O_DIRECT
+    /// refusal rules; or System.IO's exception for the errno.
+    /// </summary>
+    internal static int Opened(ref OpenRequest request, int result)
+    {
+        // O_DIRECT refused: a clear exception, or a buffered open when the caller allowed the fallback.
+        result = request.Direct.Complete(result, request.FullPath, ref request.Flags, request.Permissions);
+        return result >= 0 ? result : throw OpenFailure(-result, request.FullPath, request.Flags);
+    }
+
+    /// <summary>open(2), retried on EINTR: the descriptor, or the negated errno.</summary>
+    internal static int OpenDescriptor(string fullPath, int flags, int permissions)
     {
         int fd;
         do
@@ -75,7 +98,7 @@ internal static class FileOpener
             fd = Libc.Open(fullPath, flags, permissions);
         }
         while (fd < 0 && Errno.Last == Errno.EINTR);
-        return fd;
+        return fd >= 0 ? fd : -Errno.Last;
     }
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)
@@ -110,7 +133,7 @@ internal static class FileOpener
         return flags;
     }
 
-    private static Exception OpenFailure(int errno, string fullPath, int flags)
+    internal static Exception OpenFailure(int errno, string fullPath, int flags)
     {
         // Opening a directory for writing fails with EISDIR; System.IO reports it as access denied.
         if (errno == Errno.EISDIR)
@@ -128,14 +151,30 @@ internal static class FileOpener
         return IoErrors.ForErrno(errno, fullPath, isDirectoryError);
     }
 
-    /// <summary>Everything after open(2); false when the path no longer names the opened file and must be opened again.</summary>
-    private static unsafe bool Initialize(SafeFileHandle handle, int fd, string path, FileMode mode, FileAccess access,
-        FileShare share, FileOptions options, long preallocationSize, ref OpenedFile opened)
+    /// <summary>
+    /// Everything after <c>open(2)</c>, shared by the synchronous and the asynchronous open, in System.IO's order: the
+    /// directory check, the lock, access hints, truncation once the lock is held, preallocation, DeleteOnClose. It
+    /// never closes <paramref name="handle"/>: on an exception, and on any result but <see cref="FinishResult.Opened"/>,
+    /// the caller closes it (its own way) and then does what the result says.
+    /// </summary>
+    internal static unsafe FinishResult Finish(SafeFileHandle handle, int fd, in OpenRequest request, out OpenedFile opened)
     {
+        string path = request.FullPath;
+        FileMode mode = request.Mode;
+        FileAccess access = request.Access;
+        FileShare share = request.Share;
+        FileOptions options = request.Options;
+        long preallocationSize = request.PreallocationSize;
+        Direct.DirectOpen.Opened(handle, request.Flags); // a direct handle gets its alignment checked on every call
+        opened = OpenedFile.FromFlags(request.Flags);
         // Without write access open(2) accepts a directory; reject it from the descriptor to avoid races.
         if ((access & FileAccess.Write) == 0)
         {
             int fileType = FileType(fd, path);
+            if (request.MayNotHaveWaited && fileType is LinuxConstants.S_IFIFO or LinuxConstants.S_IFCHR)
+            {
+                return FinishResult.OpenBlocking;
+            }
             opened = opened.WithFileType(fileType);
             if (fileType == LinuxConstants.S_IFDIR)
             {
@@ -160,7 +199,7 @@ internal static class FileOpener
         // file while still holding the lock, so once we hold it the path may name another file, or none.
         if (isLocked && deleteOnClose && share == FileShare.None && mode == FileMode.OpenOrCreate && !StillAtPath(fd, path))
         {
-            return false;
+            return FinishResult.OpenAgain;
         }
 
         // Access hints; RandomAccess wins when both are given, as in System.IO. Only a hint: errors are ignored.
@@ -196,12 +235,8 @@ internal static class FileOpener
             int errno = Errno.Last;
             if (errno is Errno.EFBIG or Errno.ENOSPC)
             {
-                handle.Dispose();
-                Libc.Unlink(path);
-                // System.IO leaves HResult at its default here (not the errno); the message names the cause.
-                throw new IOException(errno == Errno.EFBIG
-                    ? $"Failed to create '{path}' with allocation size '{preallocationSize}' because the file was too large."
-                    : $"Failed to create '{path}' with allocation size '{preallocationSize}' because the disk was full.");
+                // The caller closes the file, removes it and throws PreallocationFailure.
+                return errno == Errno.EFBIG ? FinishResult.TooLarge : FinishResult.NoSpace;
             }
         }
 
@@ -210,7 +245,7 @@ internal static class FileOpener
         {
             SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: true, isLocked);
         }
-        return true;
+        return FinishResult.Opened;
     }
 
     /// <summary>The S_IFMT bits of the open file; the fstat system call where its layout is known, as FileStream makes it.</summary>

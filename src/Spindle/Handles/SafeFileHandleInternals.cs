@@ -23,6 +23,13 @@ internal static class SafeFileHandleInternals
     [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_isLocked")]
     private static extern ref bool IsLockedField(SafeFileHandle handle);
 
+    // SafeHandle's reference count and its closed (1) and disposed (2) bits; one reference counts 4.
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_state")]
+    private static extern ref int StateField(System.Runtime.InteropServices.SafeHandle handle);
+
+    [UnsafeAccessor(UnsafeAccessorKind.Field, Name = "_ownsHandle")]
+    private static extern ref bool OwnsHandleField(System.Runtime.InteropServices.SafeHandle handle);
+
     [UnsafeAccessor(UnsafeAccessorKind.Method, Name = "set_IsAsync")]
     private static extern void SetIsAsyncMethod(SafeFileHandle handle, bool value);
 
@@ -40,6 +47,10 @@ internal static class SafeFileHandleInternals
     internal static bool Available => s_available;
 
     private static readonly bool s_canSeekAvailable = ProbeCanSeek();
+
+    private const int OneReference = 4;          // SafeHandle's state: open, not disposed, referenced by its owner only
+    private const int ClosedAndDisposed = 3;     // closed and disposed, no reference left: its release never runs
+    private static readonly bool s_canTake = ProbeTake();
 
     private static bool Probe()
     {
@@ -117,6 +128,55 @@ internal static class SafeFileHandleInternals
             var probe = new SafeFileHandle(-1, ownsHandle: false);
             probe.Dispose();
             return !CanSeekMethod(probe);
+        }
+        catch (Exception e) when (e is MissingMemberException or MemberAccessException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// Takes the descriptor out of a handle only its owner holds (no operation has it referenced), doing first what
+    /// its release would do (System.IO's: DeleteOnClose's unlink, then unlocking the <c>flock</c>): the handle is then
+    /// closed and disposed, and the caller closes <paramref name="fd"/> (on the ring). False, and nothing done, when
+    /// the handle is in use, closed, not owned, or this runtime's <see cref="System.Runtime.InteropServices.SafeHandle"/> is not understood.
+    /// </summary>
+    internal static bool TryTakeDescriptor(SafeFileHandle handle, out int fd)
+    {
+        fd = -1;
+        if (!s_canTake || !s_available || handle.IsInvalid || !OwnsHandleField(handle)
+            || Interlocked.CompareExchange(ref StateField(handle), ClosedAndDisposed, OneReference) != OneReference)
+        {
+            return false;
+        }
+        GC.SuppressFinalize(handle);
+        fd = (int)handle.DangerousGetHandle();
+        if (DeleteOnCloseField(handle))
+        {
+            Libc.Unlink(PathField(handle)!); // errors ignored, as System.IO's release ignores them
+        }
+        if (IsLockedField(handle))
+        {
+            // As System.IO's release: the lock goes first, so that a close that fails never leaves it held.
+            Libc.FLock(fd, LinuxConstants.LOCK_UN);
+            IsLockedField(handle) = false;
+        }
+        return true;
+    }
+
+    // The state word behaves as described on a handle of our own: taken, it reads closed and Dispose does nothing.
+    private static bool ProbeTake()
+    {
+        try
+        {
+            var probe = new SafeFileHandle(-1, ownsHandle: false);
+            if (StateField(probe) != OneReference || OwnsHandleField(probe)
+                || Interlocked.CompareExchange(ref StateField(probe), ClosedAndDisposed, OneReference) != OneReference || !probe.IsClosed)
+            {
+                return false;
+            }
+            probe.Dispose();
+            return StateField(probe) == ClosedAndDisposed;
         }
         catch (Exception e) when (e is MissingMemberException or MemberAccessException)
         {

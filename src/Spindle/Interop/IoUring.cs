@@ -33,6 +33,8 @@ internal static class IoUringConstants
     internal const byte IORING_OP_WRITEV = 2;
     internal const byte IORING_OP_FSYNC = 3;
     internal const byte IORING_OP_ASYNC_CANCEL = 14;
+    internal const byte IORING_OP_OPENAT = 18;
+    internal const byte IORING_OP_CLOSE = 19;
     internal const byte IORING_OP_READ = 22;
     internal const byte IORING_OP_WRITE = 23;
 

@@ -161,7 +161,11 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
 
     public override ValueTask DisposeAsync()
     {
-        Dispose(disposing: true);
-        return default;
+        if (_fileHandle.IsClosed)
+        {
+            return default;
+        }
+        // The engine closes as the handle's Dispose would; io_uring with IORING_OP_CLOSE when the stream alone holds the handle.
+        return _engine.CloseAsync(_fileHandle);
     }
 }

@@ -18,7 +18,7 @@ namespace Spindle;
 /// strategy that routes calls through the overrides of a derived type. Like FileStream, an instance is
 /// not thread-safe; asynchronous operations on a buffered stream are serialised.
 /// </remarks>
-public class SpindleFileStream : Stream
+public partial class SpindleFileStream : Stream
 {
     private const FileShare DefaultShare = FileShare.Read;
     private const int DefaultBufferSize = 4096;

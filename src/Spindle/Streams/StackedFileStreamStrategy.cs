@@ -253,7 +253,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
                 }
                 finally
                 {
-                    _os.DisposeInternal(disposing: true);
+                    await _os.DisposeAsync().ConfigureAwait(false);
                 }
             }
         }

@@ -33,7 +33,9 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         ReadVectors,
         WriteVectors,
         Fsync,
-        DataSync,     // IoUringOperation.Durable.cs
+        Open,         // IoUringOperation.Open.cs
+        Close,        // IoUringOperation.Open.cs
+        DataSync,     // IoUringOperation.Durable.cs (the durable kinds stay last: OnCompletion tests >= DataSync)
         WriteDurable, // IoUringOperation.Durable.cs
     }
 
@@ -85,7 +87,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// goes on to the end, as System.IO's blocking write does: reporting a cancellation then would hide bytes a
     /// reader already has, and a caller that retries would send them twice.
     /// </summary>
-    internal bool CancelRequested => _cancelRequested && !HasWrittenBytes;
+    internal bool CancelRequested => _cancelRequested && !HasWrittenBytes && !_closingLateDescriptor;
 
     private bool HasWrittenBytes => _kind is OperationKind.Write or OperationKind.WriteVectors or OperationKind.WriteDurable && _transferred > 0;
 
@@ -208,6 +210,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             case OperationKind.WriteDurable:
                 FillDurableSqe(sqe);
                 break;
+            case OperationKind.Open:
+            case OperationKind.Close:
+                FillFileSqe(sqe);
+                break;
             default:
                 sqe->Opcode = IORING_OP_FSYNC;
                 sqe->Offset = 0;
@@ -223,6 +229,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     {
         try
         {
+            if (_kind is OperationKind.Open or OperationKind.Close)
+            {
+                return OnFileCompletion(result);
+            }
             if (_kind >= OperationKind.DataSync)
             {
                 return OnDurableCompletion(result);
@@ -431,6 +441,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// <summary>Frees the native iovec arrays of an operation the engine retires (never one in use).</summary>
     internal void FreeNativeMemory()
     {
+        FreePath();
         NativeMemory.Free(_vectors);
         _vectors = null;
         _vectorCapacity = 0;

@@ -13,6 +13,7 @@ public static partial class BadInputTable
         AddBeyondRows();
         AddDurabilityRows();
         AddFilesRows();
+        AddAsyncOpenRows();
     }
 
     private static void AddBeyondRows()

@@ -1,0 +1,45 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.ThreadPool;
+using Spindle.Handles;
+
+namespace Spindle.Engines;
+
+/// <summary>Opening and closing files asynchronously (<see cref="RequestKind.Open"/>, <see cref="RequestKind.Close"/>).</summary>
+internal abstract partial class FileIoEngine
+{
+    /// <summary>
+    /// Opens what <paramref name="request"/> describes, with every rule of the synchronous open. Here: on the
+    /// caller's thread for <see cref="IoEngine.Sync"/>, else the synchronous open on a pool thread; the io_uring engine
+    /// opens on the ring. I/O errors come through the task; a cancellation leaves no descriptor open.
+    /// </summary>
+    internal virtual ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
+        }
+        if (Kind != IoEngine.Sync)
+        {
+            return PoolOpen.Start(request, cancellationToken);
+        }
+        try
+        {
+            SafeFileHandle handle = FileOpener.Open(ref request, out OpenedFile opened);
+            return new ValueTask<OpenedHandle>(new OpenedHandle(handle, opened));
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException<OpenedHandle>(e);
+        }
+    }
+
+    /// <summary>
+    /// Closes a handle as its <c>Dispose</c> would (DeleteOnClose, the lock, the descriptor); the io_uring engine
+    /// closes on the ring when Spindle alone holds the handle. Never fails.
+    /// </summary>
+    internal virtual ValueTask CloseAsync(SafeFileHandle handle)
+    {
+        handle.Dispose();
+        return default;
+    }
+}

@@ -1,0 +1,56 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>Opens and closes on the ring: the request kinds <see cref="RequestKind.Open"/> and <see cref="RequestKind.Close"/>.</summary>
+internal sealed partial class IoUringEngine
+{
+    internal override ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
+        }
+        Mechanism mechanism = Router.RouteOpen(request.Flags);
+        return FileOpener.OpenAsync(this, request, tryCached: mechanism == Mechanism.FastPath, cancellationToken);
+    }
+
+    internal override ValueTask CloseAsync(SafeFileHandle handle)
+    {
+        bool exclusive = SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd);
+        return Router.RouteClose(exclusive) == Mechanism.Ring ? CloseDescriptorAsync(fd) : base.CloseAsync(handle);
+    }
+
+    /// <summary>
+    /// <c>openat(AT_FDCWD, fullPath, flags, permissions)</c> on the ring: the descriptor, or the negated errno. A
+    /// cancellation completes the task as cancelled only once no descriptor of this open is left.
+    /// </summary>
+    internal ValueTask<int> OpenAtAsync(string fullPath, int flags, int permissions, CancellationToken cancellationToken)
+    {
+        // An open may wait for ever (a FIFO without its other end): it goes in the lane of such operations.
+        IoUringOperation operation = Rent(mayBlock: true);
+        try
+        {
+            operation.PrepareOpen(fullPath, flags, permissions);
+        }
+        catch (Exception e)
+        {
+            Abandon(operation);
+            return ValueTask.FromException<int>(e);
+        }
+        short version = operation.Version;
+        Start(operation, cancellationToken);
+        return new ValueTask<int>(operation, version);
+    }
+
+    /// <summary><c>close(fd)</c> on the ring, of a descriptor no one else holds; not cancellable, its errors ignored.</summary>
+    internal ValueTask CloseDescriptorAsync(int fd)
+    {
+        IoUringOperation operation = Rent(mayBlock: false);
+        operation.PrepareClose(fd);
+        short version = operation.Version;
+        Start(operation, CancellationToken.None);
+        return new ValueTask(operation, version);
+    }
+}

@@ -1,0 +1,79 @@
+using System.Runtime.CompilerServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.IoUring;
+using Spindle.Engines.ThreadPool;
+using Spindle.Interop;
+
+namespace Spindle.Handles;
+
+internal static partial class FileOpener
+{
+    /// <summary>
+    /// The open on the ring: <c>openat</c> as an SQE, then the same steps after it as the synchronous open
+    /// (<see cref="Finish"/>) where the continuation runs, and the ring's <c>close</c> when they fail. The steps after
+    /// the open are short system calls on the descriptor (<c>fstat</c>, <c>flock</c> without waiting, <c>ftruncate</c>,
+    /// <c>fallocate</c>); the path lookup, which may read directories from the disk, is what the ring takes off the
+    /// thread. Pooled: an open that completes later allocates no state machine.
+    /// </summary>
+    /// <remarks>
+    /// io_uring first tries an open that does not wait (O_NONBLOCK, cached lookup only) and hands it to a worker,
+    /// where it waits as <c>open(2)</c> does, only when that would block — but a FIFO opened without waiting opens
+    /// at once for reading and fails with ENXIO for writing, where <c>open(2)</c> waits for the other end. Those
+    /// opens (and character devices, whose open may also honour O_NONBLOCK) are made again the blocking way, on a
+    /// thread of their own. Opens that create or truncate always go to the worker and are not affected.
+    /// </remarks>
+    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
+    internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
+    {
+        // The lookup cache first (Engines/FastPath/OpenFastPath.cs): a warm open completes here, without a ring round trip.
+        int result = tryCached ? Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, request.Flags) : -Errno.EAGAIN;
+        if (result == -Errno.EAGAIN)
+        {
+            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        }
+        bool triedWithoutWaiting = (request.Flags & (OpenFlags.O_CREAT | OpenFlags.O_TRUNC)) == 0;
+        while (true)
+        {
+            if (result == -Errno.ENXIO && triedWithoutWaiting)
+            {
+                return await OpenBlockingAsync(request, cancellationToken).ConfigureAwait(false);
+            }
+            request.MayNotHaveWaited = triedWithoutWaiting;
+            int fd = Opened(ref request, result);
+            var handle = new SafeFileHandle(fd, ownsHandle: true);
+            FinishResult finished;
+            OpenedFile opened;
+            try
+            {
+                finished = Finish(handle, fd, request, out opened);
+            }
+            catch
+            {
+                await ring.CloseAsync(handle).ConfigureAwait(false);
+                throw;
+            }
+            if (finished == FinishResult.Opened)
+            {
+                return new OpenedHandle(handle, opened);
+            }
+            await ring.CloseAsync(handle).ConfigureAwait(false);
+            if (finished == FinishResult.OpenBlocking)
+            {
+                return await OpenBlockingAsync(request, cancellationToken).ConfigureAwait(false);
+            }
+            if (finished != FinishResult.OpenAgain)
+            {
+                throw request.RemoveAfterPreallocationFailure(finished);
+            }
+            // The path names another file now (a lock file replaced while we waited for its lock): open it again.
+            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own.</summary>
+    private static ValueTask<OpenedHandle> OpenBlockingAsync(OpenRequest request, CancellationToken cancellationToken)
+    {
+        request.MayNotHaveWaited = false;
+        return PoolOpen.Start(request, cancellationToken, mayWaitForEver: true);
+    }
+}

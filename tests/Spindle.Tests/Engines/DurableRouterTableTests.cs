@@ -44,6 +44,6 @@ public class DurableRouterTableTests
         Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), 4096, 0, othersInFlight: true));
         Assert.Equal(Mechanism.Inline, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), 0, 0, othersInFlight: true));
         Assert.Equal(Mechanism.Inline, Router.RouteDurable(RequestKind.ReadBatch, new HandleFacts { SynchronousBackend = true }, 4096, 0, othersInFlight: true));
-        Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.ReadBatch, new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096, -1, othersInFlight: true));
+        Assert.Equal(Mechanism.Blocking, Router.RouteDurable(RequestKind.ReadBatch, new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096, -1, othersInFlight: true));
     }
 }

@@ -1,0 +1,324 @@
+using System.Collections.Concurrent;
+using Spindle.Diagnostics;
+using Spindle.Interop;
+using static Spindle.Interop.IoUringConstants;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// The ring's driver, apart from the thread that runs it (<see cref="RingThread"/>): turns queued
+/// operations into SQEs, submits, reaps CQEs into their operations, and cancels (<c>ASYNC_CANCEL</c>).
+/// At most as many SQEs are in flight as the CQ ring has entries, so it cannot overflow; further
+/// operations wait in their lane. Operations that may wait for ever (pipes, sockets, character devices)
+/// have a lane and a budget of their own (<see cref="PendingLane"/>; half the CQ ring), so the others never
+/// wait behind them; a reserve belongs to neither, so a cancellation always finds room. A queued
+/// operation whose token is cancelled completes at once. Only the ring's thread calls anything here but
+/// <see cref="Queue"/> and <see cref="EnqueueCancel"/>.
+/// </summary>
+internal sealed unsafe class RingDriver
+{
+    private const ulong CancelTag = ulong.MaxValue - 1; // user data of ASYNC_CANCEL requests (their CQEs carry nothing we need)
+
+    // Operations may fill the CQ ring only up to this reserve, so that cancellations (and the thread's
+    // wake-up read) always find room: otherwise a ring full of reads on silent pipes could never be cancelled.
+    private const int CancelReserve = 32;
+
+    private readonly IoUringEngine _engine;
+    private readonly Ring _ring;
+    private readonly PendingLane _regular = new();   // regular files and block devices: always finish
+    private readonly PendingLane _blocking = new();  // pipes, sockets, character devices: may wait for ever
+    private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
+    // Need another SQE; entries carry the generation as in PendingLane.
+    private readonly Queue<(IoUringOperation Operation, uint Generation)> _retries = new();
+    private (IoUringOperation Operation, uint Generation)? _carriedCancel;
+    private int _inFlight;               // SQEs submitted whose CQEs have not been reaped (≤ CQ entries)
+    private int _maxInFlight;            // the most SQEs ever in flight at once (for tests)
+    private long _submittingEnters;      // io_uring_enter calls that submitted SQEs (for tests)
+
+    internal RingDriver(IoUringEngine engine, Ring ring)
+    {
+        _engine = engine;
+        _ring = ring;
+        // Half the room for each class, less the reserve, which belongs to neither.
+        _blocking.Budget = (int)ring.CqEntries / 2;
+        _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget;
+    }
+
+    /// <summary>
+    /// Test seam (tests on a private engine only): while set, callers' operations stay in their lane, as
+    /// when the ring has no room, so that a test can act on a queued operation.
+    /// </summary>
+    internal volatile bool HoldPending;
+
+    /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
+    internal uint SetupFlags => _ring.SetupFlags;
+
+    /// <summary>The most SQEs ever in flight at once; never more than the CQ ring holds.</summary>
+    internal int MaxInFlight => Volatile.Read(ref _maxInFlight);
+
+    /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
+    internal long SubmittingEnters => Volatile.Read(ref _submittingEnters);
+
+    /// <summary>How many completions wait in the CQ ring, not reaped yet.</summary>
+    internal uint ReadyCompletions => _ring.ReadyCompletions;
+
+    /// <summary>How many completions the CQ ring holds.</summary>
+    internal uint CqEntries => _ring.CqEntries;
+
+    /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
+    internal int BlockingBudget => _blocking.Budget;
+
+    /// <summary>Whether anything can go on the ring, or come off it, without waiting for the kernel.</summary>
+    internal bool HasWorkNow => _ring.HasCompletion || (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation));
+
+    /// <summary>Whether something queued could be placed now (the thread must not sleep while so).</summary>
+    internal bool CanPlaceMore()
+        => (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation))
+        || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace))
+        || !_cancels.IsEmpty
+        || (_carriedCancel is not null && HasRoomForCancel);
+
+    /// <summary>SQEs placed but not submitted yet.</summary>
+    internal uint Unsubmitted => _ring.Unsubmitted;
+
+    /// <summary>Queues a prepared operation in its lane (any thread).</summary>
+    internal void Queue(IoUringOperation operation) => LaneOf(operation).Enqueue(operation);
+
+    /// <summary>Queues a cancellation (any thread).</summary>
+    internal void EnqueueCancel(IoUringOperation operation, uint generation) => _cancels.Enqueue((operation, generation));
+
+    /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives.</summary>
+    internal void Enter(bool wait)
+    {
+        uint unsubmitted = _ring.Unsubmitted;
+        int result = _ring.Enter(1, wait);
+        if (unsubmitted > 0 || wait)
+        {
+            SpindleMetrics.Submission();
+        }
+        if (unsubmitted > 0)
+        {
+            Volatile.Write(ref _submittingEnters, _submittingEnters + 1);
+        }
+        if (result >= 0 || result == -Errno.EINTR)
+        {
+            return;
+        }
+        // EAGAIN/EBUSY: the kernel cannot take more now; reaping completions frees what it needs.
+        if (!_ring.HasCompletion)
+        {
+            System.Threading.Thread.Yield();
+        }
+    }
+
+    /// <summary>
+    /// Hands every CQE to its operation; returns true when the CQE of the read placed by
+    /// <see cref="TryPlaceRead"/> with <paramref name="ownTag"/> was among them.
+    /// </summary>
+    internal bool Reap(ulong ownTag)
+    {
+        bool own = false;
+        while (_ring.TryTakeCompletion(out ulong userData, out int result))
+        {
+            _inFlight--;
+            if (userData == ownTag)
+            {
+                own = true;
+                continue;
+            }
+            if (userData == CancelTag)
+            {
+                continue;
+            }
+            IoUringOperation? operation = _engine.Lookup((int)(uint)userData);
+            if (operation is null || operation.State != IoUringOperation.OperationState.InKernel || !operation.Owns(userData))
+            {
+                continue;
+            }
+            LaneOf(operation).InFlight--;
+            if (operation.AwaitsAnotherCompletion(userData, result))
+            {
+                continue; // the first CQE of a write linked to its sync: the operation waits for the second
+            }
+            operation.State = IoUringOperation.OperationState.Queued;
+            if (operation.OnCompletion(result))
+            {
+                _retries.Enqueue((operation, operation.Generation));
+            }
+        }
+        return own;
+    }
+
+    /// <summary>
+    /// Places a read of <paramref name="length"/> bytes from <paramref name="fd"/> that is the caller's own
+    /// (the thread's wake-up), in the reserve; false when there is no room now.
+    /// </summary>
+    internal bool TryPlaceRead(int fd, void* buffer, uint length, ulong tag)
+    {
+        if (!HasRoomForCancel)
+        {
+            return false;
+        }
+        IoUringSqe* sqe = _ring.TryGetSqe();
+        if (sqe == null)
+        {
+            return false;
+        }
+        sqe->Opcode = IORING_OP_READ;
+        sqe->Fd = fd;
+        sqe->Address = (ulong)buffer;
+        sqe->Length = length;
+        sqe->UserData = tag;
+        _inFlight++;
+        return true;
+    }
+
+    /// <summary>Places cancellations, retries and the lanes' operations while there is room.</summary>
+    internal void Fill()
+    {
+        // Cancellations first: a queued operation completes as cancelled at once, whatever the room.
+        while (TakeCancel(out var cancel))
+        {
+            IoUringOperation target = cancel.Operation;
+            if (target.Generation != cancel.Generation || !target.CancelRequested)
+            {
+                continue; // completed (and perhaps reused) already, or a write past its first byte that must finish
+            }
+            if (target.State == IoUringOperation.OperationState.Queued)
+            {
+                // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later.
+                target.Cancel();
+                continue;
+            }
+            // Only an operation the kernel holds needs ASYNC_CANCEL.
+            if (target.State == IoUringOperation.OperationState.InKernel)
+            {
+                if (!HasRoomForCancel)
+                {
+                    _carriedCancel = cancel;
+                    break;
+                }
+                IoUringSqe* sqe = _ring.TryGetSqe();
+                if (sqe == null)
+                {
+                    _carriedCancel = cancel;
+                    return;
+                }
+                sqe->Opcode = IORING_OP_ASYNC_CANCEL;
+                sqe->Fd = -1;
+                sqe->Address = target.UserData;
+                sqe->UserData = CancelTag;
+                _inFlight++;
+            }
+        }
+        while (_retries.Count > 0)
+        {
+            var (operation, generation) = _retries.Peek();
+            if (!IsQueued(operation, generation))
+            {
+                _retries.Dequeue();
+                continue;
+            }
+            if (operation.CancelRequested)
+            {
+                _retries.Dequeue();
+                operation.Cancel();
+                continue;
+            }
+            if (!HasRoomFor(operation) || !TryPlace(operation))
+            {
+                break;
+            }
+            _retries.Dequeue();
+        }
+        if (!HoldPending && Place(_regular))
+        {
+            Place(_blocking);
+        }
+    }
+
+    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : _regular;
+
+    // The lanes' budgets add up to the CQ ring less the reserve, so operations never take the reserve.
+    private bool HasRoomFor(IoUringOperation operation) => LaneOf(operation).HasRoom;
+
+    private bool HasRoomForCancel => _inFlight < _ring.CqEntries;
+
+    /// <summary>Places a lane's operations while it has room; false when the SQ ring is full.</summary>
+    private bool Place(PendingLane lane)
+    {
+        while (lane.HasRoom && lane.TryTake(out IoUringOperation operation))
+        {
+            if (operation.CancelRequested)
+            {
+                operation.Cancel();
+                continue;
+            }
+            if (!TryPlace(operation))
+            {
+                lane.CarryOver(operation);
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // A queue entry is live while the operation is still that generation and not yet completed.
+    private static bool IsQueued(IoUringOperation operation, uint generation)
+        => operation.Generation == generation && operation.State == IoUringOperation.OperationState.Queued;
+
+    private bool TakeCancel(out (IoUringOperation Operation, uint Generation) cancel)
+    {
+        if (_carriedCancel is { } carried)
+        {
+            _carriedCancel = null;
+            cancel = carried;
+            return true;
+        }
+        return _cancels.TryDequeue(out cancel);
+    }
+
+    private bool TryPlace(IoUringOperation operation)
+    {
+        if (SyscallFaults.Enabled)
+        {
+            int injected = operation.DecideFault();
+            if (injected != 0)
+            {
+                // The test seam answers for the kernel, as a CQE with -errno would.
+                if (operation.OnCompletion(-injected))
+                {
+                    _retries.Enqueue((operation, operation.Generation));
+                }
+                return true;
+            }
+        }
+        int sqes = operation.SqeCount; // 2 for a write linked to its sync
+        if (sqes > 1 && _ring.FreeSqes < sqes)
+        {
+            return false;
+        }
+        IoUringSqe* sqe = _ring.TryGetSqe();
+        if (sqe == null)
+        {
+            return false;
+        }
+        operation.FillSqe(sqe);
+        if (SyscallFaults.Enabled)
+        {
+            operation.ApplyFault(sqe);
+        }
+        if (sqes > 1)
+        {
+            operation.FillLinkedSqe(_ring.TryGetSqe());
+        }
+        operation.State = IoUringOperation.OperationState.InKernel;
+        _inFlight += sqes;
+        if (_inFlight > _maxInFlight)
+        {
+            _maxInFlight = _inFlight;
+        }
+        LaneOf(operation).InFlight += sqes;
+        return true;
+    }
+}

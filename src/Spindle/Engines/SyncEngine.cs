@@ -22,7 +22,7 @@ internal sealed class SyncEngine : FileIoEngine
     {
         HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.Read, facts, buffer.Length) == Mechanism.Blocking
-            ? ThreadPoolEngine.Instance.Read(handle, facts, Mechanism.Blocking, buffer, fileOffset, prefix: 0, cancellationToken)
+            ? ThreadPoolEngine.Instance.Read(handle, facts, Mechanism.Blocking, buffer, fileOffset, prefix: 0, cancellationToken, Kind)
             : Read(handle, buffer, fileOffset);
     }
 
@@ -43,7 +43,7 @@ internal sealed class SyncEngine : FileIoEngine
     {
         HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.Write, facts, buffer.Length) == Mechanism.Blocking
-            ? ThreadPoolEngine.Instance.Write(handle, facts, Mechanism.Blocking, buffer, fileOffset, cancellationToken)
+            ? ThreadPoolEngine.Instance.Write(handle, facts, Mechanism.Blocking, buffer, fileOffset, cancellationToken, Kind)
             : Write(handle, buffer, fileOffset);
     }
 
@@ -65,7 +65,7 @@ internal sealed class SyncEngine : FileIoEngine
     {
         HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
-            ? ThreadPoolEngine.Instance.ReadScatter(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken)
+            ? ThreadPoolEngine.Instance.ReadScatter(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken, Kind)
             : ReadScatter(handle, buffers, fileOffset);
     }
 
@@ -86,7 +86,7 @@ internal sealed class SyncEngine : FileIoEngine
     {
         HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
-            ? ThreadPoolEngine.Instance.WriteGather(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken)
+            ? ThreadPoolEngine.Instance.WriteGather(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken, Kind)
             : WriteGather(handle, buffers, fileOffset);
     }
 

@@ -46,7 +46,7 @@ internal sealed partial class IoUringEngine
                         continue;
                     case Mechanism.Pool:
                     case Mechanism.Blocking:
-                        ValueTask<int> read = ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, offset, prefix, cancellationToken);
+                        ValueTask<int> read = ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, offset, prefix, cancellationToken, Kind);
                         if (read.IsCompleted)
                         {
                             batch.MemberCompleted(i, read.GetAwaiter().GetResult(), null, onRing: false);

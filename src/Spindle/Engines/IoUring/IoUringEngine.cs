@@ -131,7 +131,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return SyncEngine.Read(handle, buffer, fileOffset, prefix);
             case Mechanism.Pool:
             case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken);
+                return ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken, Kind);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -162,7 +162,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return SyncEngine.Write(handle, buffer, fileOffset);
             case Mechanism.Pool:
             case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken);
+                return ThreadPoolEngine.Instance.Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken, Kind);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -197,7 +197,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return SyncEngine.ReadScatter(handle, buffers, fileOffset);
             case Mechanism.Pool:
             case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
+                return ThreadPoolEngine.Instance.ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try
@@ -228,7 +228,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return SyncEngine.WriteGather(handle, buffers, fileOffset);
             case Mechanism.Pool:
             case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
+                return ThreadPoolEngine.Instance.WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
         }
         IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
         try

@@ -75,34 +75,34 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     // The executors: a request the router sent to a pool thread (Mechanism.Pool) or to a thread of its own (Mechanism.Blocking).
 
-    /// <summary>Runs a read the router sent here; <paramref name="prefix"/> bytes before <paramref name="buffer"/> were read already (the fast path) and count in the result.</summary>
-    internal ValueTask<int> Read(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, Memory<byte> buffer, long fileOffset, int prefix, CancellationToken cancellationToken)
+    /// <summary>Runs a read the router of <paramref name="routedBy"/> sent here (its metrics carry that engine); <paramref name="prefix"/> bytes before <paramref name="buffer"/> were read already (the fast path) and count in the result.</summary>
+    internal ValueTask<int> Read(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, Memory<byte> buffer, long fileOffset, int prefix, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
     {
-        ThreadPoolOperation operation = Rent();
+        ThreadPoolOperation operation = Rent(routedBy);
         operation.PrepareRead(handle, buffer, fileOffset, prefix, cancellationToken);
         return new ValueTask<int>(Queue(operation, facts, mechanism), operation.Version);
     }
 
     /// <summary>Runs a write the router sent here.</summary>
-    internal ValueTask Write(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    internal ValueTask Write(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
     {
-        ThreadPoolOperation operation = Rent();
+        ThreadPoolOperation operation = Rent(routedBy);
         operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
         return new ValueTask(Queue(operation, facts, mechanism), operation.Version);
     }
 
     /// <summary>Runs a scatter read the router sent here.</summary>
-    internal ValueTask<long> ReadScatter(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    internal ValueTask<long> ReadScatter(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
     {
-        ThreadPoolOperation operation = Rent();
+        ThreadPoolOperation operation = Rent(routedBy);
         operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
         return new ValueTask<long>(Queue(operation, facts, mechanism), operation.Version);
     }
 
     /// <summary>Runs a gather write the router sent here.</summary>
-    internal ValueTask WriteGather(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
+    internal ValueTask WriteGather(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
     {
-        ThreadPoolOperation operation = Rent();
+        ThreadPoolOperation operation = Rent(routedBy);
         operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
         return new ValueTask(Queue(operation, facts, mechanism), operation.Version);
     }
@@ -110,7 +110,12 @@ internal sealed class ThreadPoolEngine : FileIoEngine
     private Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
         => Router.Route(kind, facts, length, fileOffset, useFastPath, othersInFlight: true, Kind);
 
-    private ThreadPoolOperation Rent() => _pool.TryRent() ?? new ThreadPoolOperation(_pool);
+    private ThreadPoolOperation Rent(IoEngine routedBy = IoEngine.ThreadPool)
+    {
+        ThreadPoolOperation operation = _pool.TryRent() ?? new ThreadPoolOperation(_pool);
+        operation.RoutedBy = routedBy;
+        return operation;
+    }
 
     private static ThreadPoolOperation Queue(ThreadPoolOperation operation, HandleFacts facts, Mechanism mechanism)
     {

@@ -46,6 +46,9 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
     /// <summary>The prepared operation's handle.</summary>
     internal SafeFileHandle Handle => _handle!;
 
+    /// <summary>The engine whose router sent the operation here: the metrics' engine (the mechanism tag says it ran on a pool or blocking thread).</summary>
+    internal IoEngine RoutedBy { get; set; } = IoEngine.ThreadPool;
+
     /// <summary>Whether the operation counts in <see cref="FileRequestsInFlight"/> (a file or block device on a pool thread).</summary>
     internal bool CountedInFlight { get; set; }
 
@@ -197,23 +200,23 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         {
             case OperationKind.Read:
                 int read = PositionalIo.Read(fd, _buffer.Span, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, read, RanOn);
+                SpindleMetrics.Operation(RoutedBy, IoDirection.Read, read, RanOn);
                 return _prefix + read;
             case OperationKind.Write:
                 PositionalIo.Write(fd, _source.Span, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, _source.Length, RanOn);
+                SpindleMetrics.Operation(RoutedBy, IoDirection.Write, _source.Length, RanOn);
                 return 0;
             case OperationKind.ReadScatter:
                 long total = PositionalIo.ReadScatter(fd, _buffers!, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Read, total, RanOn);
+                SpindleMetrics.Operation(RoutedBy, IoDirection.Read, total, RanOn);
                 return total;
             case OperationKind.WriteGather:
                 PositionalIo.WriteGather(fd, _sources!, _offset, path);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0, RanOn);
+                SpindleMetrics.Operation(RoutedBy, IoDirection.Write, 0, RanOn);
                 return 0;
             default:
                 HandleIo.FlushToDisk(_handle!);
-                SpindleMetrics.Operation(IoEngine.ThreadPool, IoDirection.Write, 0, RanOn);
+                SpindleMetrics.Operation(RoutedBy, IoDirection.Write, 0, RanOn);
                 return 0;
         }
     }

@@ -5,10 +5,19 @@ namespace Spindle.Engines;
 /// <summary>What a request asks for. Adding one (a batch of reads, a durable write, an open) is one value here and one row in <see cref="Router"/>.</summary>
 internal enum RequestKind : byte
 {
+    /// <summary>A read into one buffer.</summary>
     Read,
+
+    /// <summary>A write from one buffer.</summary>
     Write,
+
+    /// <summary>A read into several buffers at one offset.</summary>
     ReadScatter,
+
+    /// <summary>A write from several buffers at one offset.</summary>
     WriteGather,
+
+    /// <summary><c>fsync</c>: data and metadata to the device.</summary>
     Flush,
 
     /// <summary><c>fdatasync</c>: the data, and the metadata needed to read it back, to the device.</summary>
@@ -72,6 +81,8 @@ internal enum Mechanism : byte
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
 ///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two
 /// 10   anything else                                                  Ring
+/// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
+/// 14–16 open, close: RouteOpen, RouteClose (below)
 ///
 /// thread pool (Auto without io_uring)
 ///  1   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above

@@ -84,7 +84,7 @@ internal static class StrategyFactory
         {
             // O_DIRECT or O_APPEND: Spindle's own buffering layer. Asking costs an fcntl and an lseek, which
             // System.IO does not make, so streams opened without either flag skip it.
-            strategy = Direct.StreamLayers.Stack(strategy, ref bufferSize);
+            strategy = StreamLayers.Stack(strategy, ref bufferSize);
         }
         // 0 and 1 both disable buffering, as in System.IO.
         if (bufferSize > 1)

@@ -148,11 +148,11 @@ public class DirectStreamBufferSizeTests
         var alignment = new DirectIOAlignment(512, offsetAlignment);
         foreach (int bufferSize in new[] { 0, 1, 512, 1000, 4095, 4096, 6000, 65535, 65536, 65537, 100_000, 1 << 24, (1 << 24) + 1, 1 << 30, int.MaxValue })
         {
-            int window = Spindle.Direct.DirectFileStreamStrategy.WindowSize(bufferSize, alignment);
+            int window = Spindle.Streams.DirectFileStreamStrategy.WindowSize(bufferSize, alignment);
             Assert.True(window > 0 && window % offsetAlignment == 0, $"buffer {bufferSize}: window {window} is not whole blocks of {offsetAlignment}");
-            Assert.True(window >= Math.Min(bufferSize, Spindle.Direct.DirectFileStreamStrategy.MaximumWindow), $"buffer {bufferSize}: window {window} is smaller than asked");
-            Assert.True(window >= Spindle.Direct.DirectFileStreamStrategy.MinimumWindow);
-            Assert.True(window <= Math.Max(Spindle.Direct.DirectFileStreamStrategy.MaximumWindow, offsetAlignment), $"buffer {bufferSize}: window {window} is above the cap");
+            Assert.True(window >= Math.Min(bufferSize, Spindle.Streams.DirectFileStreamStrategy.MaximumWindow), $"buffer {bufferSize}: window {window} is smaller than asked");
+            Assert.True(window >= Spindle.Streams.DirectFileStreamStrategy.MinimumWindow);
+            Assert.True(window <= Math.Max(Spindle.Streams.DirectFileStreamStrategy.MaximumWindow, offsetAlignment), $"buffer {bufferSize}: window {window} is above the cap");
         }
     }
 

@@ -13,7 +13,7 @@ internal sealed partial class IoUringEngine
             return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
         }
         Mechanism mechanism = Router.RouteOpen(request.Flags);
-        return FileOpener.OpenAsync(this, request, tryCached: mechanism == Mechanism.FastPath, cancellationToken);
+        return RingOpen.OpenAsync(this, request, tryCached: mechanism == Mechanism.FastPath, cancellationToken);
     }
 
     internal override ValueTask CloseAsync(SafeFileHandle handle)

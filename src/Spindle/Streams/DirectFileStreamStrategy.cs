@@ -2,10 +2,9 @@ using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Interop;
-using Spindle.Streams;
 using Spindle.Syscalls;
 
-namespace Spindle.Direct;
+namespace Spindle.Streams;
 
 /// <summary>
 /// The buffering layer of a stream over an O_DIRECT handle, in place of the ordinary one: the user may

@@ -1,16 +1,17 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
-using Spindle.Engines.IoUring;
 using Spindle.Engines.ThreadPool;
+using Spindle.Handles;
 using Spindle.Interop;
 
-namespace Spindle.Handles;
+namespace Spindle.Engines.IoUring;
 
-internal static partial class FileOpener
+/// <summary>The io_uring engine's open: the ring's <c>openat</c> between the synchronous open's steps before and after it (<see cref="FileOpener"/>).</summary>
+internal static class RingOpen
 {
     /// <summary>
     /// The open on the ring: <c>openat</c> as an SQE, then the same steps after it as the synchronous open
-    /// (<see cref="Finish"/>) where the continuation runs, and the ring's <c>close</c> when they fail. The steps after
+    /// (<see cref="FileOpener.Finish"/>) where the continuation runs, and the ring's <c>close</c> when they fail. The steps after
     /// the open are short system calls on the descriptor (<c>fstat</c>, <c>flock</c> without waiting, <c>ftruncate</c>,
     /// <c>fallocate</c>); the path lookup, which may read directories from the disk, is what the ring takes off the
     /// thread. Pooled: an open that completes later allocates no state machine.
@@ -39,13 +40,13 @@ internal static partial class FileOpener
                 return await OpenBlockingAsync(request, cancellationToken).ConfigureAwait(false);
             }
             request.MayNotHaveWaited = triedWithoutWaiting;
-            int fd = Opened(ref request, result);
+            int fd = FileOpener.Opened(ref request, result);
             var handle = new SafeFileHandle(fd, ownsHandle: true);
             FinishResult finished;
             OpenedFile opened;
             try
             {
-                finished = Finish(handle, fd, request, out opened);
+                finished = FileOpener.Finish(handle, fd, request, out opened);
             }
             catch
             {

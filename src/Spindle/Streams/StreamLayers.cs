@@ -1,10 +1,10 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.Streams;
+using Spindle.Direct;
 using Spindle.Syscalls;
 
-namespace Spindle.Direct;
+namespace Spindle.Streams;
 
 /// <summary>
 /// Chooses Spindle's own buffering layer for a stream whose handle does direct I/O or atomic appends,

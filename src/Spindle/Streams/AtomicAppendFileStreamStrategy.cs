@@ -2,10 +2,9 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.Streams;
 using Spindle.Syscalls;
 
-namespace Spindle.Direct;
+namespace Spindle.Streams;
 
 /// <summary>
 /// The buffering layer of a stream over an O_APPEND handle, in place of the ordinary one. A user write

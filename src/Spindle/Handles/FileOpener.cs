@@ -8,7 +8,7 @@ namespace Spindle.Handles;
 /// flags from the mode, access and options; the directory check; the <c>flock</c> that emulates
 /// <see cref="FileShare"/>; access hints; truncation only once the lock is held; preallocation.
 /// The steps before and after <c>open(2)</c> (<see cref="Prepare"/>, <see cref="Finish"/>) are shared with the
-/// asynchronous open (FileOpener.Async.cs), which only makes the <c>open(2)</c> and the <c>close(2)</c> elsewhere.
+/// asynchronous open (Engines/IoUring/RingOpen.cs, Engines/ThreadPool/PoolOpen.cs), which only makes the <c>open(2)</c> and the <c>close(2)</c> elsewhere.
 /// </summary>
 internal static partial class FileOpener
 {

@@ -63,9 +63,7 @@ internal sealed partial class IoUringEngine
             Abandon(operation);
             return ValueTask.FromException(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask(operation, version);
+        return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
     public override ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
@@ -104,8 +102,6 @@ internal sealed partial class IoUringEngine
             Abandon(operation);
             return ValueTask.FromException(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask(operation, version);
+        return new ValueTask(operation, Start(operation, cancellationToken));
     }
 }

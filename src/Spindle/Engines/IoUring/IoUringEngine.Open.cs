@@ -39,9 +39,7 @@ internal sealed partial class IoUringEngine
             Abandon(operation);
             return ValueTask.FromException<int>(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask<int>(operation, version);
+        return new ValueTask<int>(operation, Start(operation, cancellationToken));
     }
 
     /// <summary><c>close(fd)</c> on the ring, of a descriptor no one else holds; not cancellable, its errors ignored.</summary>
@@ -49,8 +47,6 @@ internal sealed partial class IoUringEngine
     {
         IoUringOperation operation = Rent(mayBlock: false);
         operation.PrepareClose(fd);
-        short version = operation.Version;
-        Start(operation, CancellationToken.None);
-        return new ValueTask(operation, version);
+        return new ValueTask(operation, Start(operation, CancellationToken.None));
     }
 }

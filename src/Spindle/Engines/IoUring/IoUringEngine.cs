@@ -143,9 +143,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             Abandon(operation);
             return ValueTask.FromException<int>(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask<int>(operation, version);
+        return new ValueTask<int>(operation, Start(operation, cancellationToken));
     }
 
     public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -174,9 +172,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             Abandon(operation);
             return ValueTask.FromException(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask(operation, version);
+        return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
     public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -209,9 +205,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             Abandon(operation);
             return ValueTask.FromException<long>(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask<long>(operation, version);
+        return new ValueTask<long>(operation, Start(operation, cancellationToken));
     }
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -240,9 +234,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             Abandon(operation);
             return ValueTask.FromException(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask(operation, version);
+        return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
@@ -257,19 +249,23 @@ internal sealed partial class IoUringEngine : FileIoEngine
             Abandon(operation);
             return ValueTask.FromException(e);
         }
-        short version = operation.Version;
-        Start(operation, cancellationToken);
-        return new ValueTask(operation, version);
+        return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
-    private void Start(IoUringOperation operation, CancellationToken cancellationToken)
+    /// <summary>
+    /// Hands a prepared operation to the ring and returns the version its <see cref="ValueTask"/> must carry, read
+    /// before the submission: once submitted, the operation may complete and be reused before this returns.
+    /// </summary>
+    private short Start(IoUringOperation operation, CancellationToken cancellationToken)
     {
+        short version = operation.Version;
         if (!operation.MayBlock)
         {
             FileRequestsInFlight.Enter(); // left in IoUringOperation.Complete
         }
         operation.Arm(cancellationToken);
         Thread.Submit(operation);
+        return version;
     }
 
     /// <summary>The operation in a slot (ring thread, for a CQE's user data).</summary>

@@ -181,6 +181,12 @@ public static partial class SpindleRandomAccess
     /// <param name="cancellationToken">Cancels the operation.</param>
     /// <returns>A task that completes when the device has the data.</returns>
     public static ValueTask FlushToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken = default)
+        => SyncAsync(handle, engine, cancellationToken, static (selected, handle, token) => selected.FlushToDiskAsync(handle, token));
+
+    // The entry of the asynchronous syncs (fsync, fdatasync): System.IO's fsync when passing through (a data sync is
+    // an fsync there), the handle checked, the engine chosen, a token cancelled before the start honoured.
+    private static ValueTask SyncAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken,
+        Func<FileIoEngine, SafeFileHandle, CancellationToken, ValueTask> sync)
     {
         if (Portable.PassThrough.Enabled)
         {
@@ -192,6 +198,6 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        return selected.FlushToDiskAsync(handle, cancellationToken);
+        return sync(selected, handle, cancellationToken);
     }
 }

@@ -48,19 +48,7 @@ public static partial class SpindleRandomAccess
     /// <returns>A task that completes when the device has the data.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="engine"/> is undefined.</exception>
     public static ValueTask FlushDataToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken = default)
-    {
-        if (Portable.PassThrough.Enabled)
-        {
-            return Portable.PassThroughRandomAccess.FlushToDiskAsync(handle, engine, cancellationToken);
-        }
-        ValidateHandle(handle);
-        FileIoEngine selected = Engine(engine);
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return ValueTask.FromCanceled(cancellationToken);
-        }
-        return selected.FlushDataToDiskAsync(handle, cancellationToken);
-    }
+        => SyncAsync(handle, engine, cancellationToken, static (selected, handle, token) => selected.FlushDataToDiskAsync(handle, token));
 
     /// <summary>
     /// Writes all bytes at an offset and returns only when they are on the storage device: one

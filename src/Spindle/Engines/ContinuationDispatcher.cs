@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 
 namespace Spindle.Engines;
 
@@ -28,7 +27,7 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     private static readonly ContextCallback s_runOne = static state => ((ContinuationDispatcher)state!).RunOne();
 
     private readonly string _name;
-    private readonly ConcurrentQueue<IThreadPoolWorkItem> _ready = new();
+    private readonly ReadyCompletions _ready = new();   // newest first, unless one waited too long
     private long _taken;                       // completions run so far (the watchdog's measure of progress)
     private readonly SemaphoreSlim _watchdogWake = new(0);
     private int _watchdogParked = 1;           // 1 while the watchdog sleeps (no backlog lately) or was never started
@@ -46,7 +45,7 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     /// <summary>Queues a completion whose <see cref="IThreadPoolWorkItem.Execute"/> runs its continuation (the reaper; never blocks, never runs user code).</summary>
     internal void Post(IThreadPoolWorkItem completion)
     {
-        _ready.Enqueue(completion);
+        _ready.Add(completion);
         // One pool item per completion; each takes whichever completion is next, so a rescue thread
         // that took some leaves the pool's items nothing to do, never something to do twice.
         System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
@@ -60,7 +59,7 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
 
     private bool RunOne()
     {
-        if (!_ready.TryDequeue(out IThreadPoolWorkItem? item))
+        if (!_ready.TryTake(out IThreadPoolWorkItem item))
         {
             return false;
         }

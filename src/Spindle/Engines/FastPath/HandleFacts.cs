@@ -62,6 +62,11 @@ internal sealed class HandleFacts
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
+    /// <summary>
+    /// The facts of a handle, learned on its first call: one weak-table lookup. Called where an operation enters
+    /// Spindle with a raw handle (the public entries, a batch's members); the router and the executors are given
+    /// the facts and never call this.
+    /// </summary>
     internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
 
     /// <summary>
@@ -79,8 +84,11 @@ internal sealed class HandleFacts
         return s_facts.TryAdd(handle, facts) ? facts : Of(handle);
     }
 
-    /// <summary>Whether an operation on the handle may wait for ever (see <see cref="MayBlockIndefinitely"/>).</summary>
-    internal static bool MayBlock(SafeFileHandle handle) => Of(handle).MayBlockIndefinitely;
+    /// <summary>Whether the handle's facts have been learned (tests: that no operation looked them up again).</summary>
+    internal static bool IsKnown(SafeFileHandle handle) => s_facts.TryGetValue(handle, out _);
+
+    /// <summary>Forgets the handle's facts (tests: so that any later lookup shows, by learning them again).</summary>
+    internal static void Forget(SafeFileHandle handle) => s_facts.Remove(handle);
 
     /// <summary>Learns the facts of a handle from the kernel alone, as for a handle opened elsewhere (not cached).</summary>
     internal static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);

@@ -51,7 +51,7 @@ public static partial class SpindleRandomAccess
             return Portable.PassThroughRandomAccess.ReadAsync(handle, buffer, fileOffset, engine, cancellationToken);
         }
         long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
-        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -86,7 +86,7 @@ public static partial class SpindleRandomAccess
         }
         long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
         ValidateBuffers(buffers);
-        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -121,7 +121,7 @@ public static partial class SpindleRandomAccess
             return Portable.PassThroughRandomAccess.WriteAsync(handle, buffer, fileOffset, engine, cancellationToken);
         }
         long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
-        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -156,7 +156,7 @@ public static partial class SpindleRandomAccess
         }
         long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
         ValidateBuffers(buffers);
-        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {

@@ -110,7 +110,7 @@ public static partial class SpindleRandomAccess
             return new ValueTask(WriteThenFlushAsync(handle, buffer, fileOffset, cancellationToken));
         }
         long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
-        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {

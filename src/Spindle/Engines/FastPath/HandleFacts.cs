@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Direct;
 using Spindle.Handles;
 using Spindle.Interop;
 using Spindle.Syscalls;
@@ -59,6 +60,12 @@ internal sealed class HandleFacts
     /// <summary>An <c>O_PATH</c> descriptor: it names a file but reads, writes and seeks nothing.</summary>
     public bool PathOnly;
 
+    /// <summary>
+    /// For a handle Spindle opened with O_DIRECT: the alignment every call must respect (<see cref="DirectHandles"/>, registered
+    /// by the open before anyone had the handle); default (zero) for any other handle, whose calls are not checked.
+    /// </summary>
+    public DirectIOAlignment DirectAlignment;
+
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
@@ -96,6 +103,10 @@ internal sealed class HandleFacts
     private static unsafe HandleFacts Learn(SafeFileHandle handle, in OpenedFile opened)
     {
         var facts = new HandleFacts();
+        if (DirectHandles.Any)
+        {
+            DirectHandles.TryGet(handle, out facts.DirectAlignment);
+        }
         bool added = false;
         try
         {

@@ -36,11 +36,7 @@ internal static unsafe class DirectIOGuard
     {
         if (DirectHandles.Any && DirectHandles.TryGet(handle, out DirectIOAlignment alignment))
         {
-            CheckOffset(alignment, fileOffset);
-            for (int i = 0; i < buffers.Count; i++)
-            {
-                CheckMemory(alignment, buffers[i], -1, i);
-            }
+            CheckAll(alignment, buffers, fileOffset);
         }
     }
 
@@ -49,11 +45,55 @@ internal static unsafe class DirectIOGuard
     {
         if (DirectHandles.Any && DirectHandles.TryGet(handle, out DirectIOAlignment alignment))
         {
-            CheckOffset(alignment, fileOffset);
-            for (int i = 0; i < buffers.Count; i++)
-            {
-                CheckMemory(alignment, buffers[i], -1, i);
-            }
+            CheckAll(alignment, buffers, fileOffset);
+        }
+    }
+
+    // The same checks from the alignment the handle's facts carry (default: not a direct handle, nothing to check),
+    // for the entries that looked the facts up already: no second lookup per call.
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Check(DirectIOAlignment alignment, ReadOnlyMemory<byte> buffer, long fileOffset)
+    {
+        if (alignment.OffsetAlignment != 0)
+        {
+            CheckMemory(alignment, buffer, fileOffset, index: -1);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Check(DirectIOAlignment alignment, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    {
+        if (alignment.OffsetAlignment != 0)
+        {
+            CheckAll(alignment, buffers, fileOffset);
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static void Check(DirectIOAlignment alignment, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    {
+        if (alignment.OffsetAlignment != 0)
+        {
+            CheckAll(alignment, buffers, fileOffset);
+        }
+    }
+
+    private static void CheckAll(DirectIOAlignment alignment, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    {
+        CheckOffset(alignment, fileOffset);
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            CheckMemory(alignment, buffers[i], -1, i);
+        }
+    }
+
+    private static void CheckAll(DirectIOAlignment alignment, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    {
+        CheckOffset(alignment, fileOffset);
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            CheckMemory(alignment, buffers[i], -1, i);
         }
     }
 

@@ -1,18 +1,24 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
-using Spindle.Handles;
 using Spindle.Interop;
 
 namespace Spindle.Direct;
 
 /// <summary>
-/// The part of opening a file that concerns O_DIRECT, called from <see cref="FileOpener"/> around its
+/// The part of opening a file that concerns O_DIRECT, called from the open (<c>Handles/FileOpener</c>) around its
 /// <c>open(2)</c>: a file system that refuses O_DIRECT (EINVAL at open) gives a clear
 /// <see cref="IOException"/>, or a buffered handle when the caller allowed the fallback; a direct handle
-/// is registered with its alignment so that every later call is checked.
+/// is registered with its alignment so that every later call is checked. It uses nothing of the rest of the
+/// open, only system calls, so that <c>Direct</c> does not depend on <c>Handles</c>.
 /// </summary>
 internal readonly unsafe struct DirectOpen
 {
+    /// <summary>
+    /// Spindle's own open flag, never passed to open(2) (<see cref="Begin"/> removes it): a file system that
+    /// refuses O_DIRECT may open the file buffered instead. No open(2) flag uses this bit.
+    /// </summary>
+    internal const int FallbackFlag = 0x40000000;
+
     private readonly bool _direct;        // O_DIRECT was asked for
     private readonly bool _fallback;      // a refusal may open the file buffered instead
     private readonly bool _wasMissing;    // the path did not exist before the open, which may create it
@@ -27,8 +33,8 @@ internal readonly unsafe struct DirectOpen
     /// <summary>Strips Spindle's own marker bits from <paramref name="flags"/> and notes what a refusal must undo.</summary>
     internal static DirectOpen Begin(string fullPath, ref int flags)
     {
-        bool fallback = (flags & SpindleOpenFlags.DirectIOFallback) != 0;
-        flags &= ~SpindleOpenFlags.DirectIOFallback;
+        bool fallback = (flags & FallbackFlag) != 0;
+        flags &= ~FallbackFlag;
         if ((flags & OpenFlags.O_DIRECT) == 0)
         {
             return default;
@@ -67,7 +73,7 @@ internal readonly unsafe struct DirectOpen
                 $"or set {nameof(SpindleFileOptions)}.{nameof(SpindleFileOptions.DirectIOFallback)} to accept buffered I/O there.", Errno.EINVAL);
         }
         flags &= ~OpenFlags.O_DIRECT;
-        result = FileOpener.OpenDescriptor(fullPath, flags, permissions);
+        result = Libc.OpenRetryingInterrupts(fullPath, flags, permissions);
         if (result >= 0)
         {
             SpindleMetrics.Fallback();

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
 using Spindle.Syscalls;
 
@@ -6,15 +7,19 @@ namespace Spindle.Engines;
 
 internal abstract partial class FileIoEngine
 {
+    /// <summary><c>fdatasync</c> of a raw handle.</summary>
+    public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+        => FlushDataToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
+
     /// <summary>
     /// <c>fdatasync</c>. Arguments arrive validated. The Sync engine syncs on the calling thread; the others, unless
     /// they have a better way, on a pool thread (a thread of its own for handles that may block for ever).
     /// </summary>
-    public virtual ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    public virtual ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
         if (Kind != IoEngine.Sync)
         {
-            return DurableOperation.FlushDataAsync(handle, cancellationToken);
+            return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
         }
         try
         {
@@ -27,15 +32,19 @@ internal abstract partial class FileIoEngine
         }
     }
 
+    /// <summary>A durable write to a raw handle.</summary>
+    public ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+        => WriteDurableAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
+
     /// <summary>
     /// A write of every byte that completes only when they are on the device (<see cref="DurableIo.WriteDurable(SafeFileHandle, ReadOnlySpan{byte}, long, Diagnostics.IoMechanism)"/>).
-    /// Arguments arrive validated and the buffer is not empty; where it runs, as for <see cref="FlushDataToDiskAsync"/>.
+    /// Arguments arrive validated and the buffer is not empty; where it runs, as for <see cref="FlushDataToDiskAsync(SafeFileHandle, HandleFacts, CancellationToken)"/>.
     /// </summary>
-    public virtual ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public virtual ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
     {
         if (Kind != IoEngine.Sync)
         {
-            return DurableOperation.WriteDurableAsync(handle, buffer, fileOffset, cancellationToken);
+            return DurableOperation.WriteDurableAsync(handle, facts.MayBlockIndefinitely, buffer, fileOffset, cancellationToken);
         }
         try
         {

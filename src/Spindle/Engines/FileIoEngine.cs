@@ -9,24 +9,38 @@ namespace Spindle.Engines;
 /// complete only when every byte is written. Engines keep the handle referenced and the buffer
 /// pinned until the kernel is done with them.
 /// </summary>
+/// <remarks>
+/// Every operation arrives with its handle's <see cref="HandleFacts"/>, which the caller learned once: a stream at
+/// its first asynchronous operation, the public entries once per call. The router and the executors read them and
+/// never look them up. The forms without facts are for callers that hold only a raw handle (tests, a batch's
+/// members): they look the facts up once, there.
+/// </remarks>
 internal abstract partial class FileIoEngine
 {
     /// <summary>Which engine this is.</summary>
     public abstract IoEngine Kind { get; }
 
-    /// <summary>A read; cached data may be served on the caller's thread unless the process switched the fast path off.</summary>
+    /// <summary>A read of a raw handle; cached data may be served on the caller's thread unless the process switched the fast path off.</summary>
     public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-        => ReadAsync(handle, buffer, fileOffset, ReadFastPath.Enabled, cancellationToken);
+        => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, ReadFastPath.Enabled, cancellationToken);
+
+    /// <summary>A read of a raw handle, with or without the fast path.</summary>
+    public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>
     /// A read. With <paramref name="useFastPath"/> an engine may first try a non-blocking read of
     /// cached pages on the caller's thread; the result is the same either way.
     /// </summary>
-    public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
-    /// <summary>A write of every byte; a small write to a cached local file may be done on the caller's thread.</summary>
+    /// <summary>A write of every byte to a raw handle; a small write to a cached local file may be done on the caller's thread.</summary>
     public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-        => WriteAsync(handle, buffer, fileOffset, useFastPath: true, cancellationToken);
+        => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath: true, cancellationToken);
+
+    /// <summary>A write of every byte to a raw handle, with or without the fast path.</summary>
+    public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>
     /// A write of every byte. With <paramref name="useFastPath"/> an engine may copy a small buffer
@@ -34,21 +48,34 @@ internal abstract partial class FileIoEngine
     /// page cache the cheapest way it has; without it, the write goes to the kernel the engine's own way.
     /// The result is the same either way.
     /// </summary>
-    public abstract ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    public abstract ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
 
-    /// <summary>A scatter read; fully cached data may be served on the caller's thread.</summary>
+    /// <summary>A scatter read of a raw handle; fully cached data may be served on the caller's thread.</summary>
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
-        => ReadScatterAsync(handle, buffers, fileOffset, ReadFastPath.Enabled, cancellationToken);
+        => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, ReadFastPath.Enabled, cancellationToken);
 
-    /// <summary>A scatter read; <paramref name="useFastPath"/> as for <see cref="ReadAsync(SafeFileHandle, Memory{byte}, long, bool, CancellationToken)"/>.</summary>
-    public abstract ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    /// <summary>A scatter read of a raw handle, with or without the fast path.</summary>
+    public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
-    /// <summary>A gather write of every byte; a small one to a cached local file may be done on the caller's thread.</summary>
+    /// <summary>A scatter read; <paramref name="useFastPath"/> as for <see cref="ReadAsync(SafeFileHandle, HandleFacts, Memory{byte}, long, bool, CancellationToken)"/>.</summary>
+    public abstract ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+
+    /// <summary>A gather write of every byte to a raw handle; a small one to a cached local file may be done on the caller's thread.</summary>
     public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
-        => WriteGatherAsync(handle, buffers, fileOffset, useFastPath: true, cancellationToken);
+        => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath: true, cancellationToken);
 
-    /// <summary>A gather write of every byte; <paramref name="useFastPath"/> as for <see cref="WriteAsync(SafeFileHandle, ReadOnlyMemory{byte}, long, bool, CancellationToken)"/>.</summary>
-    public abstract ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    /// <summary>A gather write of every byte to a raw handle, with or without the fast path.</summary>
+    public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
-    public abstract ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken);
+    /// <summary>A gather write of every byte; <paramref name="useFastPath"/> as for <see cref="WriteAsync(SafeFileHandle, HandleFacts, ReadOnlyMemory{byte}, long, bool, CancellationToken)"/>.</summary>
+    public abstract ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+
+    /// <summary><c>fsync</c> of a raw handle.</summary>
+    public ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+        => FlushToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
+
+    /// <summary><c>fsync</c>: data and metadata to the device.</summary>
+    public abstract ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken);
 }

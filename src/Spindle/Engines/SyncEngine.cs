@@ -18,9 +18,8 @@ internal sealed class SyncEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.Sync;
 
-    public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.Read, facts, buffer.Length) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.Read(handle, facts, Mechanism.Blocking, buffer, fileOffset, prefix: 0, cancellationToken, Kind)
             : Read(handle, buffer, fileOffset);
@@ -39,9 +38,8 @@ internal sealed class SyncEngine : FileIoEngine
         }
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.Write, facts, buffer.Length) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.Write(handle, facts, Mechanism.Blocking, buffer, fileOffset, cancellationToken, Kind)
             : Write(handle, buffer, fileOffset);
@@ -61,9 +59,8 @@ internal sealed class SyncEngine : FileIoEngine
         }
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.ReadScatter(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken, Kind)
             : ReadScatter(handle, buffers, fileOffset);
@@ -82,9 +79,8 @@ internal sealed class SyncEngine : FileIoEngine
         }
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         return Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.WriteGather(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken, Kind)
             : WriteGather(handle, buffers, fileOffset);
@@ -104,7 +100,7 @@ internal sealed class SyncEngine : FileIoEngine
         }
     }
 
-    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
         try
         {

@@ -5,11 +5,8 @@ namespace Spindle.Handles;
 /// <summary>The open(2) flags for what Spindle adds beyond System.IO (none of which System.IO sets).</summary>
 internal static class SpindleOpenFlags
 {
-    /// <summary>
-    /// Spindle's own marker, never passed to open(2) (<see cref="Direct.DirectOpen"/> removes it): a file
-    /// system that refuses O_DIRECT may open the file buffered instead. No open(2) flag uses this bit.
-    /// </summary>
-    internal const int DirectIOFallback = 0x40000000;
+    /// <summary>A file system that refuses O_DIRECT may open the file buffered instead (<see cref="Direct.DirectOpen.FallbackFlag"/>).</summary>
+    internal const int DirectIOFallback = Direct.DirectOpen.FallbackFlag;
 
     /// <summary>
     /// Flags for a handle opened from bare <see cref="FileOptions"/>: <c>FILE_FLAG_NO_BUFFERING</c>

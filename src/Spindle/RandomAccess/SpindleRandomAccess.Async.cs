@@ -1,6 +1,7 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 
 namespace Spindle;
 
@@ -49,15 +50,15 @@ public static partial class SpindleRandomAccess
         {
             return Portable.PassThroughRandomAccess.ReadAsync(handle, buffer, fileOffset, engine, cancellationToken);
         }
-        long offset = ValidateInput(handle, fileOffset);
-        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
+        long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled<int>(cancellationToken);
         }
         long started = AsyncTiming.Start(selected.Kind);
-        return AsyncTiming.Time(selected.ReadAsync(handle, buffer, offset, cancellationToken), started, selected.Kind, IoDirection.Read);
+        return AsyncTiming.Time(selected.ReadAsync(handle, facts, buffer, offset, ReadFastPath.Enabled, cancellationToken), started, selected.Kind, IoDirection.Read);
     }
 
     /// <summary>Reads into several buffers asynchronously, on the process-wide engine.</summary>
@@ -83,16 +84,16 @@ public static partial class SpindleRandomAccess
         {
             return Portable.PassThroughRandomAccess.ReadAsync(handle, buffers, fileOffset, engine, cancellationToken);
         }
-        long offset = ValidateInput(handle, fileOffset);
+        long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
         ValidateBuffers(buffers);
-        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled<long>(cancellationToken);
         }
         long started = AsyncTiming.Start(selected.Kind);
-        return AsyncTiming.Time(selected.ReadScatterAsync(handle, buffers, offset, cancellationToken), started, selected.Kind, IoDirection.Read);
+        return AsyncTiming.Time(selected.ReadScatterAsync(handle, facts, buffers, offset, ReadFastPath.Enabled, cancellationToken), started, selected.Kind, IoDirection.Read);
     }
 
     /// <summary>Writes all bytes at an offset asynchronously, on the process-wide engine.</summary>
@@ -119,15 +120,15 @@ public static partial class SpindleRandomAccess
         {
             return Portable.PassThroughRandomAccess.WriteAsync(handle, buffer, fileOffset, engine, cancellationToken);
         }
-        long offset = ValidateInput(handle, fileOffset);
-        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
+        long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
         long started = AsyncTiming.Start(selected.Kind);
-        return AsyncTiming.Time(selected.WriteAsync(handle, buffer, offset, cancellationToken), started, selected.Kind, IoDirection.Write);
+        return AsyncTiming.Time(selected.WriteAsync(handle, facts, buffer, offset, useFastPath: true, cancellationToken), started, selected.Kind, IoDirection.Write);
     }
 
     /// <summary>Writes several buffers in order asynchronously, on the process-wide engine.</summary>
@@ -153,16 +154,16 @@ public static partial class SpindleRandomAccess
         {
             return Portable.PassThroughRandomAccess.WriteAsync(handle, buffers, fileOffset, engine, cancellationToken);
         }
-        long offset = ValidateInput(handle, fileOffset);
+        long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
         ValidateBuffers(buffers);
-        Direct.DirectIOGuard.Check(handle, buffers, offset); // O_DIRECT handles: alignment, before any system call
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffers, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
         long started = AsyncTiming.Start(selected.Kind);
-        return AsyncTiming.Time(selected.WriteGatherAsync(handle, buffers, offset, cancellationToken), started, selected.Kind, IoDirection.Write);
+        return AsyncTiming.Time(selected.WriteGatherAsync(handle, facts, buffers, offset, useFastPath: true, cancellationToken), started, selected.Kind, IoDirection.Write);
     }
 
     /// <summary>Flushes the file's data and metadata to the storage device asynchronously (<c>fsync</c>), on the process-wide engine.</summary>
@@ -181,12 +182,12 @@ public static partial class SpindleRandomAccess
     /// <param name="cancellationToken">Cancels the operation.</param>
     /// <returns>A task that completes when the device has the data.</returns>
     public static ValueTask FlushToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken = default)
-        => SyncAsync(handle, engine, cancellationToken, static (selected, handle, token) => selected.FlushToDiskAsync(handle, token));
+        => SyncAsync(handle, engine, cancellationToken, static (selected, handle, facts, token) => selected.FlushToDiskAsync(handle, facts, token));
 
     // The entry of the asynchronous syncs (fsync, fdatasync): System.IO's fsync when passing through (a data sync is
-    // an fsync there), the handle checked, the engine chosen, a token cancelled before the start honoured.
+    // an fsync there), the handle checked, its facts looked up, the engine chosen, a token cancelled before the start honoured.
     private static ValueTask SyncAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken,
-        Func<FileIoEngine, SafeFileHandle, CancellationToken, ValueTask> sync)
+        Func<FileIoEngine, SafeFileHandle, HandleFacts, CancellationToken, ValueTask> sync)
     {
         if (Portable.PassThrough.Enabled)
         {
@@ -198,6 +199,6 @@ public static partial class SpindleRandomAccess
         {
             return ValueTask.FromCanceled(cancellationToken);
         }
-        return sync(selected, handle, cancellationToken);
+        return sync(selected, handle, HandleFacts.Of(handle), cancellationToken);
     }
 }

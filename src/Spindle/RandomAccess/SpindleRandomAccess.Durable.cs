@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 using Spindle.Syscalls;
 
 namespace Spindle;
@@ -48,7 +49,7 @@ public static partial class SpindleRandomAccess
     /// <returns>A task that completes when the device has the data.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="engine"/> is undefined.</exception>
     public static ValueTask FlushDataToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken = default)
-        => SyncAsync(handle, engine, cancellationToken, static (selected, handle, token) => selected.FlushDataToDiskAsync(handle, token));
+        => SyncAsync(handle, engine, cancellationToken, static (selected, handle, facts, token) => selected.FlushDataToDiskAsync(handle, facts, token));
 
     /// <summary>
     /// Writes all bytes at an offset and returns only when they are on the storage device: one
@@ -108,8 +109,8 @@ public static partial class SpindleRandomAccess
             Portable.PassThrough.Engine(engine);
             return new ValueTask(WriteThenFlushAsync(handle, buffer, fileOffset, cancellationToken));
         }
-        long offset = ValidateInput(handle, fileOffset);
-        Direct.DirectIOGuard.Check(handle, buffer, offset); // O_DIRECT handles: alignment, before any system call
+        long offset = ValidateInput(handle, fileOffset, out HandleFacts facts);
+        Direct.DirectIOGuard.Check(facts.DirectAlignment, buffer, offset); // O_DIRECT handles: alignment, before any system call
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {
@@ -119,7 +120,7 @@ public static partial class SpindleRandomAccess
         {
             return default;
         }
-        return selected.WriteDurableAsync(handle, buffer, offset, cancellationToken);
+        return selected.WriteDurableAsync(handle, facts, buffer, offset, cancellationToken);
     }
 
     // Off Linux: System.IO's write, then its only flush (fsync or FlushFileBuffers), which covers the data.

@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 using Spindle.Handles;
 using Spindle.Syscalls;
 
@@ -176,15 +177,31 @@ public static partial class SpindleRandomAccess
         {
             ThrowHelper.ThrowNeedNonNegative(nameof(fileOffset));
         }
-        return SafeFileHandleInternals.CanSeek(handle) ? fileOffset : Unpositioned(handle);
+        return SafeFileHandleInternals.CanSeek(handle) ? fileOffset : Unpositioned(HandleFacts.Of(handle));
+    }
+
+    /// <summary>
+    /// As <see cref="ValidateInput(SafeFileHandle, long)"/> for an operation that goes to an engine: also the handle's
+    /// facts, looked up here once, which travel with the operation to the router and the executor.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal static long ValidateInput(SafeFileHandle handle, long fileOffset, out HandleFacts facts)
+    {
+        ValidateHandle(handle);
+        if (fileOffset < 0)
+        {
+            ThrowHelper.ThrowNeedNonNegative(nameof(fileOffset));
+        }
+        facts = HandleFacts.Of(handle);
+        return SafeFileHandleInternals.CanSeek(handle) ? fileOffset : Unpositioned(facts);
     }
 
     // A handle without positions reads and writes at its own (a pipe, a socket, a device); an O_PATH handle
     // cannot seek either, but it names a file that System.IO refuses as unseekable, so Spindle does too.
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static long Unpositioned(SafeFileHandle handle)
+    private static long Unpositioned(HandleFacts facts)
     {
-        if (Engines.FastPath.HandleFacts.Of(handle).PathOnly)
+        if (facts.PathOnly)
         {
             ThrowHelper.ThrowUnseekable();
         }

@@ -1,6 +1,7 @@
 using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 using Spindle.Interop;
 using Spindle.Syscalls;
 
@@ -40,6 +41,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
     private int _dirtyStart;                       // changed bytes not yet written are [_dirtyStart, _dirtyEnd)
     private int _dirtyEnd;
     private SafeFileHandle? _readHandle;           // for a write-only stream: a read-only direct descriptor of the same file
+    private HandleFacts? _readFacts;               // _readHandle's facts, learned when it is opened
     private readonly bool _unbuffered;             // the caller asked for no buffer (0 or 1), which System.IO shows in a few exceptions
 
     internal DirectFileStreamStrategy(OSFileStreamStrategy os, SafeFileHandle handle, DirectIOAlignment alignment, int bufferSize)
@@ -300,7 +302,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
                 {
                     int direct = (int)_alignment.AlignDown(source.Length);
                     await FlushWindowAsync(cancellationToken).ConfigureAwait(false);
-                    await _engine.WriteAsync(_handle, source[..direct], position, cancellationToken).ConfigureAwait(false);
+                    await _engine.WriteAsync(_handle, _os.Facts, source[..direct], position, useFastPath: true, cancellationToken).ConfigureAwait(false);
                     Bypassed(position, direct);
                     position += direct;
                     source = source[direct..];
@@ -333,7 +335,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
     private async ValueTask LoadAsync(long start, bool skipRead, CancellationToken cancellationToken)
     {
         Memory<byte> window = Window;
-        int read = skipRead || start >= HandleIo.GetLength(_handle) ? 0 : await _engine.ReadAsync(ReadHandle, window, start, cancellationToken).ConfigureAwait(false);
+        int read = skipRead || start >= HandleIo.GetLength(_handle) ? 0 : await ReadBlocksAsync(window, start, cancellationToken).ConfigureAwait(false);
         window.Span[read..].Clear();
         SetWindow(start, read);
     }
@@ -346,8 +348,15 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
         }
         (int from, int to) = DirtyBlocks();
         long lengthBefore = HandleIo.GetLength(_handle);
-        await _engine.WriteAsync(_handle, Window[from..to], _windowStart + from, cancellationToken).ConfigureAwait(false);
+        await _engine.WriteAsync(_handle, _os.Facts, Window[from..to], _windowStart + from, useFastPath: true, cancellationToken).ConfigureAwait(false);
         FixLength(lengthBefore, to);
+    }
+
+    private ValueTask<int> ReadBlocksAsync(Memory<byte> window, long start, CancellationToken cancellationToken)
+    {
+        SafeFileHandle handle = ReadHandle;
+        HandleFacts facts = handle == _handle ? _os.Facts : _readFacts ??= HandleFacts.Of(handle);
+        return _engine.ReadAsync(handle, facts, window, start, ReadFastPath.Enabled, cancellationToken);
     }
 
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)

@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 using Spindle.Handles;
 using Spindle.Interop;
 using Spindle.Syscalls;
@@ -24,10 +25,12 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     protected readonly FileIoEngine _engine;
     // Whether the handle was opened for asynchronous I/O.
     private readonly bool _isAsync;
-    // What the stream's open learned about the file, until the first asynchronous operation hands it to the
-    // engines' facts (sparing them up to three system calls per stream); unknown after that, or from the start
-    // for a handle opened elsewhere.
-    private OpenedFile _opened;
+    // What the stream's open learned about the file, from which the first asynchronous operation learns the
+    // handle's facts (sparing up to three system calls per stream); unknown for a handle opened elsewhere.
+    private readonly OpenedFile _opened;
+    // The handle's facts, learned at the first asynchronous operation and passed with every one to the engine,
+    // so that no operation looks them up; null until then (a stream used synchronously never needs them).
+    private HandleFacts? _facts;
 
     protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened)
     {
@@ -109,21 +112,21 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
         }
     }
 
-    /// <summary>Before an operation reaches the engine: the first one hands over what the open learned.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    protected void ShareOpenedFacts()
+    /// <summary>What is known about the handle, for the engine: learned once, at the first asynchronous operation.</summary>
+    internal HandleFacts Facts
     {
-        if (_opened.IsKnown)
-        {
-            ShareOpenedFactsOnce();
-        }
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => _facts ?? LearnFacts();
     }
 
-    private void ShareOpenedFactsOnce()
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private HandleFacts LearnFacts()
     {
-        // Two first operations racing both hand over the same facts; the weak table keeps one.
-        _ = Engines.FastPath.HandleFacts.Of(_fileHandle, _opened);
-        _opened = OpenedFile.Unknown;
+        // Kept in the process's table too, so that SpindleRandomAccess on this stream's handle finds the same facts.
+        // Two first operations racing both learn; the table keeps one set, which both get.
+        HandleFacts facts = _opened.IsKnown ? HandleFacts.Of(_fileHandle, _opened) : HandleFacts.Of(_fileHandle);
+        _facts = facts;
+        return facts;
     }
 
     protected void EnsureReadable()

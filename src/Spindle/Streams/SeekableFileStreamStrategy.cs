@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 using Spindle.Handles;
 using Spindle.Interop;
 using Spindle.Syscalls;
@@ -139,13 +140,13 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         {
             return ValueTask.FromException<int>(new OperationCanceledException(cancellationToken));
         }
-        ShareOpenedFacts();
+        HandleFacts facts = Facts;
         int expected = buffer.Length;
         long offset = Interlocked.Add(ref _filePosition, expected) - expected;
         ValueTask<int> pending;
         try
         {
-            pending = _engine.ReadAsync(_fileHandle, buffer, offset, cancellationToken);
+            pending = _engine.ReadAsync(_fileHandle, facts, buffer, offset, ReadFastPath.Enabled, cancellationToken);
         }
         catch
         {
@@ -189,13 +190,13 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         {
             return ValueTask.FromException(new OperationCanceledException(cancellationToken));
         }
-        ShareOpenedFacts();
+        HandleFacts facts = Facts;
         int length = buffer.Length;
         long offset = Interlocked.Add(ref _filePosition, length) - length;
         ValueTask pending;
         try
         {
-            pending = _engine.WriteAsync(_fileHandle, buffer, offset, cancellationToken);
+            pending = _engine.WriteAsync(_fileHandle, facts, buffer, offset, useFastPath: true, cancellationToken);
         }
         catch
         {

@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
+using Spindle.Engines.FastPath;
 using Spindle.Handles;
 using Spindle.Syscalls;
 
@@ -67,8 +68,7 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
                 return ValueTask.FromException<int>(e);
             }
         }
-        ShareOpenedFacts();
-        return _engine.ReadAsync(_fileHandle, buffer, NoOffset, cancellationToken);
+        return _engine.ReadAsync(_fileHandle, Facts, buffer, NoOffset, ReadFastPath.Enabled, cancellationToken);
     }
 
     public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
@@ -78,7 +78,6 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
         {
             return ValueTask.FromException(new OperationCanceledException(cancellationToken));
         }
-        ShareOpenedFacts();
-        return _engine.WriteAsync(_fileHandle, buffer, NoOffset, cancellationToken);
+        return _engine.WriteAsync(_fileHandle, Facts, buffer, NoOffset, useFastPath: true, cancellationToken);
     }
 }

@@ -256,6 +256,6 @@ public class ReadFastPathPerHandleTests
         // Cached data, yet the fast path declines the handle, so the engine reads it, with the same bytes.
         Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
         Assert.Equal(data, buffer);
-        Assert.False(Spindle.Engines.FastPath.ReadFastPath.TryRead(handle, buffer, 0, engine) >= 0);
+        Assert.False(Spindle.Engines.FastPath.ReadFastPath.TryRead(handle, Spindle.Engines.FastPath.HandleFacts.Of(handle), buffer, 0, engine) >= 0);
     }
 }

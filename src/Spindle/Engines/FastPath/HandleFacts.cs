@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Direct;
 using Spindle.Handles;
 using Spindle.Interop;
 using Spindle.Syscalls;
@@ -59,9 +60,20 @@ internal sealed class HandleFacts
     /// <summary>An <c>O_PATH</c> descriptor: it names a file but reads, writes and seeks nothing.</summary>
     public bool PathOnly;
 
+    /// <summary>
+    /// For a handle Spindle opened with O_DIRECT: the alignment every call must respect (<see cref="DirectHandles"/>, registered
+    /// by the open before anyone had the handle); default (zero) for any other handle, whose calls are not checked.
+    /// </summary>
+    public DirectIOAlignment DirectAlignment;
+
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
+    /// <summary>
+    /// The facts of a handle, learned on its first call: one weak-table lookup. Called where an operation enters
+    /// Spindle with a raw handle (the public entries, a batch's members); the router and the executors are given
+    /// the facts and never call this.
+    /// </summary>
     internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
 
     /// <summary>
@@ -79,8 +91,11 @@ internal sealed class HandleFacts
         return s_facts.TryAdd(handle, facts) ? facts : Of(handle);
     }
 
-    /// <summary>Whether an operation on the handle may wait for ever (see <see cref="MayBlockIndefinitely"/>).</summary>
-    internal static bool MayBlock(SafeFileHandle handle) => Of(handle).MayBlockIndefinitely;
+    /// <summary>Whether the handle's facts have been learned (tests: that no operation looked them up again).</summary>
+    internal static bool IsKnown(SafeFileHandle handle) => s_facts.TryGetValue(handle, out _);
+
+    /// <summary>Forgets the handle's facts (tests: so that any later lookup shows, by learning them again).</summary>
+    internal static void Forget(SafeFileHandle handle) => s_facts.Remove(handle);
 
     /// <summary>Learns the facts of a handle from the kernel alone, as for a handle opened elsewhere (not cached).</summary>
     internal static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);
@@ -88,6 +103,10 @@ internal sealed class HandleFacts
     private static unsafe HandleFacts Learn(SafeFileHandle handle, in OpenedFile opened)
     {
         var facts = new HandleFacts();
+        if (DirectHandles.Any)
+        {
+            DirectHandles.TryGet(handle, out facts.DirectAlignment);
+        }
         bool added = false;
         try
         {

@@ -24,16 +24,15 @@ internal static unsafe class ReadFastPath
     /// Tries the read. Returns the bytes read from cached pages (possibly fewer than asked, 0 at
     /// the end of the file), or -1 when the engine must do the read: nothing cached, a handle
     /// without positions, an <c>O_DIRECT</c> handle, or any error (the engine reports errors as
-    /// System.IO does).
+    /// System.IO does). <paramref name="facts"/> are the handle's.
     /// </summary>
-    internal static int TryRead(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine engine)
+    internal static int TryRead(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
         // While the fault seam is armed on this handle (tests only), every read goes where the seam can see it.
         if (fileOffset < 0 || buffer.IsEmpty || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle))
         {
             return -1;
         }
-        HandleFacts facts = HandleFacts.Of(handle);
         if (!facts.NonBlockingReads)
         {
             return -1;
@@ -101,10 +100,10 @@ internal static unsafe class ReadFastPath
     /// offset are moved past it and <paramref name="prefix"/> says how much, so that the engine reads
     /// the rest and the caller still gets one full read as from System.IO.
     /// </summary>
-    internal static bool TryComplete(SafeFileHandle handle, ref Memory<byte> buffer, ref long fileOffset, IoEngine engine, out int prefix, out int completed)
+    internal static bool TryComplete(SafeFileHandle handle, HandleFacts facts, ref Memory<byte> buffer, ref long fileOffset, IoEngine engine, out int prefix, out int completed)
     {
         prefix = 0;
-        completed = TryRead(handle, buffer, fileOffset, engine);
+        completed = TryRead(handle, facts, buffer, fileOffset, engine);
         if (completed < 0)
         {
             return false;
@@ -128,10 +127,10 @@ internal static unsafe class ReadFastPath
     /// from the start: a short result on a page boundary may be the end of the file or an uncached
     /// page, and only the engine can tell which without blocking here).
     /// </summary>
-    internal static long TryReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
+    internal static long TryReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
         int count = buffers.Count;
-        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle) || !HandleFacts.Of(handle).NonBlockingReads)
+        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle) || !facts.NonBlockingReads)
         {
             return -1;
         }

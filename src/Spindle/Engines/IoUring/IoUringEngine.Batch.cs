@@ -31,13 +31,14 @@ internal sealed partial class IoUringEngine
                 SafeFileHandle handle = request.Handle;
                 Memory<byte> buffer = request.Buffer;
                 long offset = BatchOffset(request);
+                // A batch's member arrives as a raw handle: its facts are looked up once, here, and travel on.
+                HandleFacts facts = HandleFacts.Of(handle);
                 int prefix = 0;
-                if (ReadFastPath.Enabled && ReadFastPath.TryComplete(handle, ref buffer, ref offset, Kind, out prefix, out int completed))
+                if (ReadFastPath.Enabled && ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, Kind, out prefix, out int completed))
                 {
                     batch.MemberCompleted(i, completed, null, onRing: false);
                     continue;
                 }
-                HandleFacts facts = HandleFacts.Of(handle);
                 Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight);
                 switch (mechanism)
                 {

@@ -45,12 +45,11 @@ internal sealed partial class IoUringEngine
 
     internal void CountLinkedWrite() => Volatile.Write(ref _linkedWriteSqes, _linkedWriteSqes + 1);
 
-    public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         if (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None) == Mechanism.Pool)
         {
-            return DurableOperation.FlushDataAsync(handle, cancellationToken);
+            return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
         }
         // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
         IoUringOperation operation = Rent(mayBlock: false);
@@ -66,9 +65,8 @@ internal sealed partial class IoUringEngine
         return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
-    public override ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    public override ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None))
         {
             case Mechanism.Done:
@@ -84,7 +82,7 @@ internal sealed partial class IoUringEngine
                     return ValueTask.FromException(e);
                 }
             case Mechanism.Pool:
-                return DurableOperation.WriteDurableAsync(handle, buffer, fileOffset, cancellationToken);
+                return DurableOperation.WriteDurableAsync(handle, facts.MayBlockIndefinitely, buffer, fileOffset, cancellationToken);
         }
         return WriteDurableOnRingAsync(handle, buffer, fileOffset, facts.MayBlockIndefinitely, cancellationToken);
     }

@@ -113,17 +113,17 @@ internal sealed partial class IoUringEngine : FileIoEngine
         }
     }
 
-    // Each request: the fast path (reads), then the router's decision (Router), then the mechanism it
-    // chose, which finishes what the fast path began (its prefix counts in the result).
+    // Each request, with its handle's facts as the caller learned them: the fast path (reads), then the
+    // router's decision (Router), then the mechanism it chose, which finishes what the fast path began
+    // (its prefix counts in the result).
 
-    public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         int prefix = 0;
-        if (useFastPath && ReadFastPath.TryComplete(handle, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
+        if (useFastPath && ReadFastPath.TryComplete(handle, facts, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
         {
             return new ValueTask<int>(completed);
         }
-        HandleFacts facts = HandleFacts.Of(handle);
         Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
         switch (mechanism)
         {
@@ -146,9 +146,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return new ValueTask<int>(operation, Start(operation, cancellationToken));
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
         switch (mechanism)
         {
@@ -175,17 +174,16 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         if (useFastPath)
         {
-            long cached = ReadFastPath.TryReadScatter(handle, buffers, fileOffset, Kind);
+            long cached = ReadFastPath.TryReadScatter(handle, facts, buffers, fileOffset, Kind);
             if (cached >= 0)
             {
                 return new ValueTask<long>(cached);
             }
         }
-        HandleFacts facts = HandleFacts.Of(handle);
         Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
         switch (mechanism)
         {
@@ -208,9 +206,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return new ValueTask<long>(operation, Start(operation, cancellationToken));
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None, Kind);
         switch (mechanism)
         {
@@ -237,7 +234,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return new ValueTask(operation, Start(operation, cancellationToken));
     }
 
-    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
         IoUringOperation operation = Rent(mayBlock: false); // fsync always finishes
         try

@@ -23,15 +23,15 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
     private CancellationToken _cancellationToken;
     private bool _countedInFlight;              // counted in FileRequestsInFlight (a file or block device)
 
-    /// <summary>Queues an <c>fdatasync</c> of <paramref name="handle"/>.</summary>
-    internal static ValueTask FlushDataAsync(SafeFileHandle handle, CancellationToken cancellationToken)
-        => Start(handle, default, -1, isWrite: false, cancellationToken);
+    /// <summary>Queues an <c>fdatasync</c> of <paramref name="handle"/>; <paramref name="mayBlock"/>: its handle's <see cref="HandleFacts.MayBlockIndefinitely"/>.</summary>
+    internal static ValueTask FlushDataAsync(SafeFileHandle handle, bool mayBlock, CancellationToken cancellationToken)
+        => Start(handle, mayBlock, default, -1, isWrite: false, cancellationToken);
 
     /// <summary>Queues a durable write of <paramref name="buffer"/> at <paramref name="offset"/>.</summary>
-    internal static ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, CancellationToken cancellationToken)
-        => Start(handle, buffer, offset, isWrite: true, cancellationToken);
+    internal static ValueTask WriteDurableAsync(SafeFileHandle handle, bool mayBlock, ReadOnlyMemory<byte> buffer, long offset, CancellationToken cancellationToken)
+        => Start(handle, mayBlock, buffer, offset, isWrite: true, cancellationToken);
 
-    private static ValueTask Start(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, bool isWrite, CancellationToken cancellationToken)
+    private static ValueTask Start(SafeFileHandle handle, bool mayBlock, ReadOnlyMemory<byte> buffer, long offset, bool isWrite, CancellationToken cancellationToken)
     {
         DurableOperation operation = s_pool.TryRent() ?? new DurableOperation();
         operation._handle = handle;
@@ -40,7 +40,7 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
         operation._isWrite = isWrite;
         operation._cancellationToken = cancellationToken;
         short version = operation._core.Version;
-        if (HandleFacts.MayBlock(handle))
+        if (mayBlock)
         {
             WorkerThreads.Blocking.Queue(operation);
         }

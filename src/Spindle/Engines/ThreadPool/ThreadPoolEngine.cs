@@ -22,52 +22,47 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.ThreadPool;
 
-    public override ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         int prefix = 0;
-        if (useFastPath && ReadFastPath.TryComplete(handle, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
+        if (useFastPath && ReadFastPath.TryComplete(handle, facts, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
         {
             return new ValueTask<int>(completed);
         }
-        HandleFacts facts = HandleFacts.Of(handle);
         return Read(handle, facts, Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath), buffer, fileOffset, prefix, cancellationToken);
     }
 
-    public override ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         Mechanism mechanism = Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath);
         return mechanism == Mechanism.FastPath
             ? WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind)
             : Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken);
     }
 
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         if (useFastPath)
         {
-            long cached = ReadFastPath.TryReadScatter(handle, buffers, fileOffset, Kind);
+            long cached = ReadFastPath.TryReadScatter(handle, facts, buffers, fileOffset, Kind);
             if (cached >= 0)
             {
                 return new ValueTask<long>(cached);
             }
         }
-        HandleFacts facts = HandleFacts.Of(handle);
         return ReadScatter(handle, facts, Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath), buffers, fileOffset, cancellationToken);
     }
 
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         Mechanism mechanism = Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
         return mechanism == Mechanism.FastPath
             ? WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind)
             : WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
     }
 
-    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
-        HandleFacts facts = HandleFacts.Of(handle);
         ThreadPoolOperation operation = Rent();
         operation.PrepareFlush(handle, cancellationToken);
         return new ValueTask(Queue(operation, facts, Route(RequestKind.Flush, facts, 0, -1, useFastPath: false)), operation.Version);

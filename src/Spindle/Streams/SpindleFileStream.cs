@@ -469,7 +469,7 @@ public partial class SpindleFileStream : Stream
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
-        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { Copy.StreamCopy.Copy(_strategy, destination, CancellationToken.None); return; } // file to file: copy_file_range
+        if (StreamCopy.CanCopy(_strategy, destination)) { StreamCopy.Copy(_strategy, destination, CancellationToken.None); return; } // file to file: copy_file_range
         _strategy.CopyTo(destination, bufferSize);
     }
 
@@ -477,7 +477,7 @@ public partial class SpindleFileStream : Stream
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         ValidateCopyToArguments(destination, bufferSize);
-        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { return Task.Run(() => Copy.StreamCopy.Copy(_strategy, destination, cancellationToken), cancellationToken); } // file to file: copy_file_range
+        if (StreamCopy.CanCopy(_strategy, destination)) { return Task.Run(() => StreamCopy.Copy(_strategy, destination, cancellationToken), cancellationToken); } // file to file: copy_file_range
         return _strategy.CopyToAsync(destination, bufferSize, cancellationToken);
     }
 

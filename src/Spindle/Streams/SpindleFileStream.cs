@@ -39,7 +39,7 @@ public partial class SpindleFileStream : Stream
         StreamValidation.ValidateOptions(path, options);
         if (Portable.PassThrough.Enabled)
         {
-            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, options);
+            _strategy = PassThroughFileStreamStrategy.Open(this, path, options);
             SuppressFinalizerIfUnneeded();
             return;
         }
@@ -142,7 +142,7 @@ public partial class SpindleFileStream : Stream
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
         if (Portable.PassThrough.Enabled)
         {
-            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, mode, access, share, bufferSize, options);
+            _strategy = PassThroughFileStreamStrategy.Open(this, path, mode, access, share, bufferSize, options);
             SuppressFinalizerIfUnneeded();
             return;
         }

@@ -1,5 +1,6 @@
 using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
 using Spindle.Handles;
 using Spindle.Streams;
 
@@ -43,7 +44,7 @@ public partial class SpindleFileStream : Stream
             SuppressFinalizerIfUnneeded();
             return;
         }
-        SafeFileHandle handle = SpindleFile.OpenHandle(path, options, out OpenedFile opened);
+        SafeFileHandle handle = OptionsOpen.Open(path, options, out OpenedFile opened);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
         _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine,
             SpindleOpenFlags.For(options), opened);
@@ -146,7 +147,8 @@ public partial class SpindleFileStream : Stream
             SuppressFinalizerIfUnneeded();
             return;
         }
-        SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options, out OpenedFile opened);
+        SafeFileHandle handle = FileOpener.Open(path, mode, access, share, options, preallocationSize: 0, unixCreateMode: null, SpindleOpenFlags.For(options),
+            out OpenedFile opened);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto,
             SpindleOpenFlags.For(options), opened);
         SuppressFinalizerIfUnneeded();

@@ -1,6 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
-using Spindle.Handles;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines;
 

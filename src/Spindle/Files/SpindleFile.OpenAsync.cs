@@ -71,17 +71,7 @@ public static partial class SpindleFile
             OpenValidation.ValidateOptions(path, options);
             return PassThroughOpen(() => Portable.PassThroughFile.OpenHandle(path, options), cancellationToken);
         }
-        return HandleOf(OpenAsync(path, options, cancellationToken));
-    }
-
-    /// <summary>The stream's asynchronous open: as the public overload (never passing through), also saying what the open learned.</summary>
-    internal static ValueTask<OpenedHandle> OpenAsync(string path, SpindleFileOptions options, CancellationToken cancellationToken)
-    {
-        OpenValidation.ValidateOptions(path, options);
-        OpenRequest request = FileOpener.Prepare(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize,
-            options.UnixCreateMode, SpindleOpenFlags.For(options));
-        ValueTask<OpenedHandle> open = EngineSelector.Get(options.Engine).OpenAsync(request, cancellationToken);
-        return options.ReadFastPath ? open : WithoutReadFastPath(open);
+        return HandleOf(OptionsOpen.OpenAsync(path, options, cancellationToken));
     }
 
     /// <summary>The content methods' asynchronous open: as the public overload with others allowed to read, on the default engine.</summary>
@@ -97,14 +87,6 @@ public static partial class SpindleFile
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private static async ValueTask<SafeFileHandle> AwaitHandle(ValueTask<OpenedHandle> open) => (await open.ConfigureAwait(false)).Handle;
-
-    [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private static async ValueTask<OpenedHandle> WithoutReadFastPath(ValueTask<OpenedHandle> open)
-    {
-        OpenedHandle opened = await open.ConfigureAwait(false);
-        Engines.FastPath.ReadFastPath.DisableFor(opened.Handle, opened.Opened);
-        return opened;
-    }
 
     // Passed through to System.IO (off Linux), the synchronous open runs on a pool thread, so the caller never waits in it.
     private static ValueTask<SafeFileHandle> PassThroughOpen(Func<SafeFileHandle> open, CancellationToken cancellationToken)

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
 using Spindle.Handles;
 
 namespace Spindle;
@@ -35,10 +36,6 @@ public static partial class SpindleFile
             : FileOpener.Open(path, mode, access, share, options, preallocationSize, unixCreateMode: null,
             SpindleOpenFlags.For(options));
 
-    /// <summary>The stream's open: as the public overload, also saying what the open learned about the file.</summary>
-    internal static SafeFileHandle OpenHandle(string path, FileMode mode, FileAccess access, FileShare share, FileOptions options, out OpenedFile opened)
-        => FileOpener.Open(path, mode, access, share, options, preallocationSize: 0, unixCreateMode: null, SpindleOpenFlags.For(options), out opened);
-
     /// <summary>
     /// Opens a file with the mode, access, share, options, preallocation and create mode of <paramref name="options"/>.
     /// <see cref="SpindleFileOptions.BufferSize"/> does not apply to a handle.
@@ -55,19 +52,6 @@ public static partial class SpindleFile
         {
             return Portable.PassThroughFile.OpenHandle(path, options);
         }
-        return OpenHandle(path, options, out _);
-    }
-
-    /// <summary>The stream's open: as the public overload (never passing through), also saying what the open learned about the file.</summary>
-    internal static SafeFileHandle OpenHandle(string path, SpindleFileOptions options, out OpenedFile opened)
-    {
-        OpenValidation.ValidateOptions(path, options);
-        SafeFileHandle handle = FileOpener.Open(path, options.Mode, options.Access, options.Share, options.Options, options.PreallocationSize, options.UnixCreateMode,
-            SpindleOpenFlags.For(options), out opened);
-        if (!options.ReadFastPath)
-        {
-            Engines.FastPath.ReadFastPath.DisableFor(handle, opened);
-        }
-        return handle;
+        return OptionsOpen.Open(path, options, out _);
     }
 }

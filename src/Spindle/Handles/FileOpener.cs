@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
+using Spindle.Syscalls;
 
 namespace Spindle.Handles;
 
@@ -91,15 +92,7 @@ internal static partial class FileOpener
 
     /// <summary>open(2), retried on EINTR: the descriptor, or the negated errno.</summary>
     internal static int OpenDescriptor(string fullPath, int flags, int permissions)
-    {
-        int fd;
-        do
-        {
-            fd = Libc.Open(fullPath, flags, permissions);
-        }
-        while (fd < 0 && Errno.Last == Errno.EINTR);
-        return fd >= 0 ? fd : -Errno.Last;
-    }
+        => Libc.OpenRetryingInterrupts(fullPath, flags, permissions);
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)
     {

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Handles;
 
 namespace Spindle.Portable;
 
@@ -36,7 +37,7 @@ internal static class PassThroughRandomAccess
     /// <summary>System.IO has no asynchronous flush to disk: validate now, then flush on a pool thread, as the thread-pool engine does.</summary>
     internal static ValueTask FlushToDiskAsync(SafeFileHandle handle, IoEngine engine, CancellationToken cancellationToken)
     {
-        SpindleRandomAccess.ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         PassThrough.Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {

@@ -209,21 +209,7 @@ public static partial class SpindleRandomAccess
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void ValidateHandle(SafeFileHandle handle)
-    {
-        if (handle is null)
-        {
-            ThrowHelper.ThrowArgumentNull(nameof(handle));
-        }
-        if (handle.IsInvalid)
-        {
-            ThrowHelper.ThrowInvalidHandle(nameof(handle));
-        }
-        if (handle.IsClosed)
-        {
-            ThrowHelper.ThrowFileClosed();
-        }
-    }
+    internal static void ValidateHandle(SafeFileHandle handle) => HandleValidation.ValidateHandle(handle);
 
     private static void ValidateSeekableInput(SafeFileHandle handle)
     {

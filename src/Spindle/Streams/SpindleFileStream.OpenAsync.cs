@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
 using Spindle.Handles;
 using Spindle.Streams;
 
@@ -31,7 +32,7 @@ public partial class SpindleFileStream
                 ? ValueTask.FromCanceled<SpindleFileStream>(cancellationToken)
                 : OpenPassedThrough(path, options);
         }
-        ValueTask<OpenedHandle> open = SpindleFile.OpenAsync(path, options, cancellationToken);
+        ValueTask<OpenedHandle> open = OptionsOpen.OpenAsync(path, options, cancellationToken);
         return open.IsCompletedSuccessfully ? new ValueTask<SpindleFileStream>(new SpindleFileStream(open.Result, options)) : OpenAfterAsync(open, options);
     }
 

@@ -1,5 +1,6 @@
 using System.Runtime.Versioning;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
 using Spindle.Handles;
 using Spindle.Streams;
 
@@ -39,11 +40,11 @@ public partial class SpindleFileStream : Stream
         StreamValidation.ValidateOptions(path, options);
         if (Portable.PassThrough.Enabled)
         {
-            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, options);
+            _strategy = PassThroughFileStreamStrategy.Open(this, path, options);
             SuppressFinalizerIfUnneeded();
             return;
         }
-        SafeFileHandle handle = SpindleFile.OpenHandle(path, options, out OpenedFile opened);
+        SafeFileHandle handle = OptionsOpen.Open(path, options, out OpenedFile opened);
         bool isAsync = (options.Options & FileOptions.Asynchronous) != 0;
         _strategy = StrategyFactory.ForOpenedFile(this, handle, options.Mode, options.Access, options.BufferSize, isAsync, options.Engine,
             SpindleOpenFlags.For(options), opened);
@@ -142,11 +143,12 @@ public partial class SpindleFileStream : Stream
         StreamValidation.ValidatePathArguments(path, mode, access, share, bufferSize, options);
         if (Portable.PassThrough.Enabled)
         {
-            _strategy = Portable.PassThroughFileStreamStrategy.Open(this, path, mode, access, share, bufferSize, options);
+            _strategy = PassThroughFileStreamStrategy.Open(this, path, mode, access, share, bufferSize, options);
             SuppressFinalizerIfUnneeded();
             return;
         }
-        SafeFileHandle handle = SpindleFile.OpenHandle(path, mode, access, share, options, out OpenedFile opened);
+        SafeFileHandle handle = FileOpener.Open(path, mode, access, share, options, preallocationSize: 0, unixCreateMode: null, SpindleOpenFlags.For(options),
+            out OpenedFile opened);
         _strategy = StrategyFactory.ForOpenedFile(this, handle, mode, access, bufferSize, (options & FileOptions.Asynchronous) != 0, IoEngine.Auto,
             SpindleOpenFlags.For(options), opened);
         SuppressFinalizerIfUnneeded();
@@ -469,7 +471,7 @@ public partial class SpindleFileStream : Stream
     public override void CopyTo(Stream destination, int bufferSize)
     {
         ValidateCopyToArguments(destination, bufferSize);
-        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { Copy.StreamCopy.Copy(_strategy, destination, CancellationToken.None); return; } // file to file: copy_file_range
+        if (StreamCopy.CanCopy(_strategy, destination)) { StreamCopy.Copy(_strategy, destination, CancellationToken.None); return; } // file to file: copy_file_range
         _strategy.CopyTo(destination, bufferSize);
     }
 
@@ -477,7 +479,7 @@ public partial class SpindleFileStream : Stream
     public override Task CopyToAsync(Stream destination, int bufferSize, CancellationToken cancellationToken)
     {
         ValidateCopyToArguments(destination, bufferSize);
-        if (Copy.StreamCopy.CanCopy(_strategy, destination)) { return Task.Run(() => Copy.StreamCopy.Copy(_strategy, destination, cancellationToken), cancellationToken); } // file to file: copy_file_range
+        if (StreamCopy.CanCopy(_strategy, destination)) { return Task.Run(() => StreamCopy.Copy(_strategy, destination, cancellationToken), cancellationToken); } // file to file: copy_file_range
         return _strategy.CopyToAsync(destination, bufferSize, cancellationToken);
     }
 

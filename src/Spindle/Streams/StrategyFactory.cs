@@ -43,7 +43,7 @@ internal static class StrategyFactory
     {
         if (Portable.PassThrough.Enabled)
         {
-            return Portable.PassThroughFileStreamStrategy.Wrap(stream, handle, access, bufferSize, isAsync);
+            return PassThroughFileStreamStrategy.Wrap(stream, handle, access, bufferSize, isAsync);
         }
         FileIoEngine engine = ChooseEngine(IoEngine.Auto, isAsync);
         OSFileStreamStrategy os;

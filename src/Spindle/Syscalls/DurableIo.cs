@@ -1,7 +1,6 @@
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
-using Spindle.Handles;
 using Spindle.Interop;
 
 namespace Spindle.Syscalls;

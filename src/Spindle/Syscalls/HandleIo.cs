@@ -2,7 +2,6 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
-using Spindle.Handles;
 using Spindle.Interop;
 
 namespace Spindle.Syscalls;

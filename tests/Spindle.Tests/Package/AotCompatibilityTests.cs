@@ -1,6 +1,6 @@
 using System.Reflection.Metadata;
 using System.Reflection.PortableExecutable;
-using Spindle.Interop;
+using Spindle.Diagnostics;
 
 namespace Spindle.Tests.Package;
 

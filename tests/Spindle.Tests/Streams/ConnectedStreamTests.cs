@@ -1,6 +1,6 @@
 using Microsoft.Win32.SafeHandles;
-using Spindle.Handles;
 using Spindle.Interop;
+using Spindle.Syscalls;
 using Spindle.Tests.Engines;
 using Spindle.Tests.Infrastructure;
 

@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Handles;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines.IoUring;
 

@@ -1,7 +1,7 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
-using Spindle.Handles;
 using Spindle.Interop;
+using Spindle.Syscalls;
 using static Spindle.Interop.IoUringConstants;
 
 namespace Spindle.Engines.IoUring;

@@ -1,11 +1,11 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Copy;
 using Spindle.Direct;
 using Spindle.Handles;
 using Spindle.Interop;
-using Spindle.Streams;
 using Spindle.Syscalls;
 
-namespace Spindle.Copy;
+namespace Spindle.Streams;
 
 /// <summary>
 /// <see cref="SpindleFileStream.CopyTo(Stream, int)"/> from one regular file into another file stream

@@ -3,7 +3,7 @@ using System.Runtime.CompilerServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
 
-namespace Spindle.Handles;
+namespace Spindle.Syscalls;
 
 /// <summary>
 /// Reaches the state System.IO keeps inside <see cref="SafeFileHandle"/> on Unix (path, lock,

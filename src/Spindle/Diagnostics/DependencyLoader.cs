@@ -1,7 +1,7 @@
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 
-namespace Spindle.Interop;
+namespace Spindle.Diagnostics;
 
 /// <summary>
 /// Loads every assembly Spindle references as soon as Spindle's code first runs. Loading an assembly
@@ -57,7 +57,7 @@ internal static partial class DependencyLoader
             state = Failed;
         }
         Volatile.Write(ref s_state, state);
-        Diagnostics.SpindleMetrics.CreateInstruments();
+        SpindleMetrics.CreateInstruments();
         return true;
     }
 

@@ -1,7 +1,7 @@
 using Microsoft.Win32.SafeHandles;
-using Spindle.Streams;
+using Spindle.Portable;
 
-namespace Spindle.Portable;
+namespace Spindle.Streams;
 
 /// <summary>
 /// The strategy of a <see cref="SpindleFileStream"/> in pass-through mode: a <see cref="FileStream"/> does

@@ -29,6 +29,7 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     private readonly string _name;
     private readonly ReadyCompletions _ready = new();   // newest first, unless one waited too long
     private long _taken;                       // completions run so far (the watchdog's measure of progress)
+    private int _running;                      // continuations running now
     private readonly SemaphoreSlim _watchdogWake = new(0);
     private int _watchdogParked = 1;           // 1 while the watchdog sleeps (no backlog lately) or was never started
     private bool _watchdogStarted;
@@ -38,6 +39,9 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     private ExecutionContext? _clean;          // a context with nothing of the user's in it
 
     internal ContinuationDispatcher(string name) => _name = name;
+
+    /// <summary>Continuations running now (until each returns, or awaits again).</summary>
+    internal int Running => Volatile.Read(ref _running);
 
     /// <summary>Rescue threads alive now: 0 unless the pool was starved lately.</summary>
     internal int RescueThreads => Volatile.Read(ref _rescueThreads);
@@ -64,7 +68,15 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
             return false;
         }
         Interlocked.Increment(ref _taken);
-        item.Execute(); // an exception here is the user's: it ends the process, as on any pool thread
+        Interlocked.Increment(ref _running);
+        try
+        {
+            item.Execute(); // an exception here is the user's: it ends the process, as on any pool thread
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _running);
+        }
         return true;
     }
 

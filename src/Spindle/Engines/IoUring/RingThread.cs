@@ -20,9 +20,11 @@ internal sealed unsafe class RingThread
     private const int NiceSteps = 10;                   // how much nearer the front the thread asks to be
     private const ulong SliceNanoseconds = 100_000;     // the shortest time slice the kernel grants
     private const int WatchMicroseconds = 20;           // how long the thread watches for a next request before it sleeps
+    private const int WatchesSkipped = 16;              // sleeps without watching after a watch that saw nothing
 
     // Watching only helps where a continuation can run on another core meanwhile.
-    private static readonly bool s_watchBeforeSleep = Environment.ProcessorCount > 1;
+    private static readonly int s_processors = Environment.ProcessorCount;
+    private static readonly bool s_watchBeforeSleep = s_processors > 1;
     private static readonly long s_watchTicks = Stopwatch.Frequency * WatchMicroseconds / 1_000_000;
 
     private RingDriver _driver = null!;
@@ -31,6 +33,7 @@ internal sealed unsafe class RingThread
     private bool _wakeArmed;             // whether the eventfd read is on the ring
     private int _sleeping;               // 1 while the thread is (about to be) blocked in io_uring_enter
     private int _delivered;              // completions handed to the continuations since the thread last watched
+    private int _watchesToSkip;          // sleeps left before the thread watches again
 
     /// <summary>Where completed operations' continuations run (the thread pool; rescue threads when it is starved).</summary>
     internal ContinuationDispatcher Continuations { get; } = new("Spindle io_uring completions");
@@ -194,6 +197,10 @@ internal sealed unsafe class RingThread
         long until = Stopwatch.GetTimestamp() + s_watchTicks;
         do
         {
+            if (Continuations.Running >= s_processors)
+            {
+                return false; // continuations fill every core: watching would take one of theirs
+            }
             System.Threading.Thread.SpinWait(20);
             if (_driver.HasWorkNow || _driver.CanPlaceMore())
             {
@@ -225,11 +232,21 @@ internal sealed unsafe class RingThread
                 {
                     // Continuations just handed to the pool usually submit their next request within
                     // microseconds: watching for it a little is cheaper than the caller's eventfd write and
-                    // this thread's wake-up, and the request goes to the kernel sooner.
+                    // this thread's wake-up, and the request goes to the kernel sooner. Only while a core
+                    // is free: when continuations do work first, watching takes their CPU; and after a
+                    // watch that saw nothing the thread sleeps at once for the next WatchesSkipped times.
                     _delivered = 0;
-                    if (WatchBriefly())
+                    if (_watchesToSkip > 0)
+                    {
+                        _watchesToSkip--;
+                    }
+                    else if (WatchBriefly())
                     {
                         continue;
+                    }
+                    else
+                    {
+                        _watchesToSkip = WatchesSkipped;
                     }
                 }
                 if (!_driver.HasWorkNow)

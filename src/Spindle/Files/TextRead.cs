@@ -171,13 +171,31 @@ internal static class TextRead
 
     /// <summary>A reader on a Spindle stream that owns <paramref name="handle"/>, with System.IO's buffer sizes and mark detection.</summary>
     internal static StreamReader Reader(SafeFileHandle handle, Encoding encoding)
-        => new(new SpindleFileStream(handle, FileAccess.Read, ReaderBufferSize), encoding, detectEncodingFromByteOrderMarks: true, ReaderBufferSize);
+        => Reader(new SpindleFileStream(handle, FileAccess.Read, ReaderBufferSize), encoding);
 
-    /// <summary>A reader that opens <paramref name="path"/> as System.IO's asynchronous text reads do.</summary>
-    internal static StreamReader OpenReader(string path, Encoding encoding, bool isAsync)
-        => new(new SpindleFileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, ReaderBufferSize,
-            isAsync ? FileOptions.Asynchronous | FileOptions.SequentialScan : FileOptions.SequentialScan),
-            encoding, detectEncodingFromByteOrderMarks: true, ReaderBufferSize);
+    /// <summary>A reader that owns <paramref name="stream"/>, with System.IO's buffer size and mark detection.</summary>
+    internal static StreamReader Reader(SpindleFileStream stream, Encoding encoding)
+        => new(stream, encoding, detectEncodingFromByteOrderMarks: true, ReaderBufferSize);
+
+    /// <summary>
+    /// The stream System.IO's asynchronous line reads open (asynchronous, sequential, others may read), opened
+    /// asynchronously on the default engine; the open is not cancellable, as System.IO's is not.
+    /// </summary>
+    internal static ValueTask<SpindleFileStream> OpenStreamAsync(string path)
+        => SpindleFileStream.OpenAsync(path, s_asyncReaderOptions, CancellationToken.None);
+
+    /// <summary>A reader that opens <paramref name="path"/> as System.IO's synchronous line reads do.</summary>
+    internal static StreamReader OpenReader(string path, Encoding encoding)
+        => Reader(new SpindleFileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, ReaderBufferSize, FileOptions.SequentialScan), encoding);
+
+    private static readonly SpindleFileOptions s_asyncReaderOptions = new()
+    {
+        Mode = FileMode.Open,
+        Access = FileAccess.Read,
+        Share = FileShare.Read,
+        BufferSize = ReaderBufferSize,
+        Options = FileOptions.Asynchronous | FileOptions.SequentialScan,
+    };
 
     /// <summary>The rest of a reader's text, as System.IO's ReadToEnd and its asynchronous loop give it.</summary>
     internal static Task<string> ReadToEndAsync(StreamReader reader, CancellationToken cancellationToken) => reader.ReadToEndAsync(cancellationToken);

@@ -73,32 +73,39 @@ internal static class TextRead
             return FileContent.FromException<T>(e);
         }
         return open.IsCompletedSuccessfully
-            ? ReadAsync(open.Result.Handle, encoding, decode, read, cancellationToken)
+            ? ReadAsync(open.Result, encoding, decode, read, cancellationToken)
             : ReadAfterOpenAsync(open, encoding, decode, read, cancellationToken);
     }
 
     private static async Task<T> ReadAfterOpenAsync<T>(ValueTask<OpenedHandle> open, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
         Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
-        => await ReadAsync((await open.ConfigureAwait(false)).Handle, encoding, decode, read, cancellationToken).ConfigureAwait(false);
+        => await ReadAsync(await open.ConfigureAwait(false), encoding, decode, read, cancellationToken).ConfigureAwait(false);
 
     /// <summary>The read of <see cref="ReadAsync{T}(string, Encoding, Func{ReadOnlySpan{byte}, Encoding, T}, Func{StreamReader, CancellationToken, Task{T}}, CancellationToken)"/> once the file is open.</summary>
-    private static Task<T> ReadAsync<T>(SafeFileHandle handle, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
+    private static Task<T> ReadAsync<T>(OpenedHandle opened, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
         Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
     {
+        SafeFileHandle handle = opened.Handle;
         byte[]? buffer = null;
         try
         {
-            long length = FileContent.LengthOf(handle);
+            long length = FileContent.LengthOf(opened);
             if (length > FileContent.MaxWholeTextLength)
             {
+                FileContent.Unblock(opened);
                 return ReadThroughReaderAsync(Reader(handle, encoding), read, cancellationToken);
             }
             if (length == 0)
             {
+                FileContent.Unblock(opened);
                 return ReadUnknownLengthAsync(handle, encoding, decode, cancellationToken);
             }
             buffer = ArrayPool<byte>.Shared.Rent((int)length);
             int cached = FileContent.TryReadCached(handle, buffer.AsSpan(0, (int)length), 0);
+            if (cached != length)
+            {
+                FileContent.Unblock(opened);
+            }
             ValueTask<int> first = cached >= 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, buffer.AsMemory(0, (int)length), 0, cancellationToken);
             if (first.IsCompletedSuccessfully)
             {

@@ -217,6 +217,44 @@ public class ContentReadDifferentialTests : IDisposable
         Assert.StartsWith("canceled", await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(path, token), ContentOutcome.Show));
     }
 
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(1L << 20)]
+    public async Task Files_partly_or_not_in_the_page_cache_read_the_same_and_leave_no_lock(long keptCached)
+    {
+        // A warm lookup opens on the caller's thread; the read then finds only part of the file (or none) cached and
+        // goes to the engine (after the open's O_NONBLOCK is taken off the descriptor).
+        string path = _directory.File("evicted");
+        byte[] contents = new byte[2 << 20];
+        new Random(7).NextBytes(contents);
+        contents.AsSpan(0, 3).Clear(); // no byte order mark
+        var differences = new List<string>();
+        for (int round = 0; round < 2; round++)
+        {
+            string[] outcomes = new string[2];
+            for (int side = 0; side < 2; side++)
+            {
+                using (var file = new FileStream(path, FileMode.Create, FileAccess.Write))
+                {
+                    file.Write(contents);
+                    file.Flush(flushToDisk: true);
+                    TestLibc.PosixFAdvise((int)file.SafeFileHandle.DangerousGetHandle(), keptCached, 0, TestLibc.POSIX_FADV_DONTNEED);
+                }
+                outcomes[side] = side == 0
+                    ? await ContentOutcome.Of(() => File.ReadAllBytesAsync(path), ContentOutcome.Show) + " " + await ContentOutcome.Of(() => File.ReadAllTextAsync(path, Encoding.Latin1), ContentOutcome.Show)
+                    : await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(path), ContentOutcome.Show) + " " + await ContentOutcome.Of(() => SpindleFile.ReadAllTextAsync(path, Encoding.Latin1), ContentOutcome.Show);
+                // The read's lock is gone with its handle: an exclusive open succeeds, as after System.IO's read.
+                using var exclusive = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.None);
+            }
+            if (outcomes[0] != outcomes[1])
+            {
+                differences.Add($"round {round}: System.IO {outcomes[0]}, Spindle {outcomes[1]}");
+            }
+        }
+        Assert.True(differences.Count == 0, string.Join("\n", differences));
+        Assert.StartsWith("ok " + ContentOutcome.Show(contents), (await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(path), ContentOutcome.Show)));
+    }
+
     [Fact]
     public async Task ReadLines_opens_at_once_and_a_second_enumeration_reads_the_file_again()
     {

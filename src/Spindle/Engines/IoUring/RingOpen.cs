@@ -27,7 +27,13 @@ internal static class RingOpen
     internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
     {
         // The lookup cache first (Engines/FastPath/OpenFastPath.cs): a warm open completes here, without a ring round trip.
-        int result = tryCached ? Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, request.Flags) : -Errno.EAGAIN;
+        // A content call's handle keeps that open's O_NONBLOCK until it does more than read the page cache, which
+        // a warm read never does: one fcntl fewer (see OpenedHandle.PendingStatusFlags).
+        bool keepNonBlocking = tryCached && request.ForOneCall && (request.Flags & OpenFlags.O_NONBLOCK) == 0;
+        int result = tryCached
+            ? Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, keepNonBlocking ? request.Flags | OpenFlags.O_NONBLOCK : request.Flags)
+            : -Errno.EAGAIN;
+        bool nonBlocking = keepNonBlocking && result >= 0;
         if (result == -Errno.EAGAIN)
         {
             result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
@@ -44,9 +50,10 @@ internal static class RingOpen
             var handle = new SafeFileHandle(fd, ownsHandle: true);
             FinishResult finished;
             OpenedFile opened;
+            long length;
             try
             {
-                finished = FileOpener.Finish(handle, fd, request, out opened);
+                finished = FileOpener.Finish(handle, fd, request, out opened, out length);
             }
             catch
             {
@@ -55,7 +62,7 @@ internal static class RingOpen
             }
             if (finished == FinishResult.Opened)
             {
-                return new OpenedHandle(handle, opened);
+                return new OpenedHandle(handle, opened, length, nonBlocking ? request.Flags : -1);
             }
             await ring.CloseAsync(handle).ConfigureAwait(false);
             if (finished == FinishResult.OpenBlocking)
@@ -67,6 +74,7 @@ internal static class RingOpen
                 throw request.RemoveAfterPreallocationFailure(finished);
             }
             // The path names another file now (a lock file replaced while we waited for its lock): open it again.
+            nonBlocking = false;
             result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
         }
     }

@@ -27,12 +27,10 @@ internal static class RingOpen
     internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
     {
         // The lookup cache first (Engines/FastPath/OpenFastPath.cs): a warm open completes here, without a ring round trip.
-        // A content call's handle keeps that open's O_NONBLOCK until it does more than read the page cache, which
-        // a warm read never does: one fcntl fewer (see OpenedHandle.PendingStatusFlags).
-        bool keepNonBlocking = tryCached && request.ForOneCall && (request.Flags & OpenFlags.O_NONBLOCK) == 0;
-        int result = tryCached
-            ? Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, keepNonBlocking ? request.Flags | OpenFlags.O_NONBLOCK : request.Flags)
-            : -Errno.EAGAIN;
+        // A content call's read-only handle keeps that open's O_NONBLOCK until it does more than read the page cache,
+        // which a warm read never does: one fcntl fewer (see OpenedHandle.PendingStatusFlags).
+        bool keepNonBlocking = tryCached && request.ForOneCall && (request.Access & FileAccess.Write) == 0 && (request.Flags & OpenFlags.O_NONBLOCK) == 0;
+        int result = tryCached ? TryOpenCached(request, keepNonBlocking) : -Errno.EAGAIN;
         bool nonBlocking = keepNonBlocking && result >= 0;
         if (result == -Errno.EAGAIN)
         {
@@ -77,6 +75,18 @@ internal static class RingOpen
             nonBlocking = false;
             result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>
+    /// The open from the lookup cache (row 14). O_CREAT is left out, the kernel refusing it there: a file that exists
+    /// opens as with it; one that does not (ENOENT), and a FIFO with no reader yet (ENXIO), are the ring's to open,
+    /// with O_CREAT, where the open waits as <c>open(2)</c> does.
+    /// </summary>
+    private static int TryOpenCached(in OpenRequest request, bool keepNonBlocking)
+    {
+        int flags = request.Flags & ~OpenFlags.O_CREAT;
+        int result = Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, keepNonBlocking ? flags | OpenFlags.O_NONBLOCK : flags);
+        return (request.Flags & OpenFlags.O_CREAT) != 0 && result is -Errno.ENOENT or -Errno.ENXIO ? -Errno.EAGAIN : result;
     }
 
     /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own.</summary>

@@ -1,4 +1,5 @@
 using Spindle.Engines.FastPath;
+using Spindle.Interop;
 
 namespace Spindle.Engines;
 
@@ -174,11 +175,13 @@ internal static partial class Router
     /// Where an open runs on the io_uring engine (rows 14 and 15 of the table in docs/engine-v2.md).
     /// <code>
     /// row  request                         mechanism
-    ///  14  open, neither O_CREAT nor O_TRUNC FastPath openat2(RESOLVE_CACHED) on the caller's thread; EAGAIN (the lookup needs the disk) goes to the ring
+    ///  14  open without O_TRUNC or O_EXCL  FastPath openat2(RESOLVE_CACHED) on the caller's thread, O_CREAT left out (an existing file opens the same);
+    ///                                               EAGAIN (the lookup needs the disk), and for O_CREAT ENOENT (the file must be made), go to the ring
     ///  15  any other open                  Ring     creating or truncating opens always wait in an io-wq worker; the lookup may read directories
     /// </code>
     /// </summary>
-    internal static Mechanism RouteOpen(int flags) => OpenFastPath.Applies(flags) ? Mechanism.FastPath : Mechanism.Ring;
+    internal static Mechanism RouteOpen(int flags)
+        => OpenFastPath.Enabled && (flags & (OpenFlags.O_TRUNC | OpenFlags.O_EXCL)) == 0 ? Mechanism.FastPath : Mechanism.Ring;
 
     /// <summary>
     /// Where a close runs on the io_uring engine (row 16): on the ring when Spindle alone holds the handle (the last

@@ -104,6 +104,21 @@ internal static class FileContent
         return handle;
     }
 
+    /// <summary>
+    /// Sets the status flags a content call's open left O_NONBLOCK on in place of (<see cref="OpenedHandle.PendingStatusFlags"/>),
+    /// before I/O that is not a read of the page cache: the engines' reads must be able to wait.
+    /// </summary>
+    internal static void Unblock(in OpenedHandle opened)
+    {
+        if (opened.PendingStatusFlags >= 0)
+        {
+            _ = Libc.Fcntl((int)opened.Handle.DangerousGetHandle(), LinuxConstants.F_SETFL, opened.PendingStatusFlags);
+        }
+    }
+
+    /// <summary>The file's length: what the open learned, else <see cref="LengthOf(SafeFileHandle)"/>.</summary>
+    internal static long LengthOf(in OpenedHandle opened) => opened.Length >= 0 ? opened.Length : LengthOf(opened.Handle);
+
     /// <summary>Whether a write of <paramref name="length"/> bytes is small enough to do inline.</summary>
     internal static bool IsInline(bool inline, int length) => inline && length <= WriteFastPath.MaxInlineBytes;
 

@@ -26,7 +26,7 @@ internal sealed class LineIterator : IEnumerable<string>, IEnumerator<string>
     }
 
     internal static LineIterator Create(string path, Encoding encoding)
-        => new(path, encoding, TextRead.OpenReader(path, encoding, isAsync: false));
+        => new(path, encoding, TextRead.OpenReader(path, encoding));
 
     public string Current => _current!;
 

@@ -2,6 +2,7 @@ using System.Runtime.CompilerServices;
 using System.Text;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Files;
+using Spindle.Handles;
 
 namespace Spindle;
 
@@ -36,26 +37,29 @@ public static partial class SpindleFile
     }
 
     /// <summary>Reads the lines of a UTF-8 file as an asynchronous sequence, as <see cref="File.ReadLinesAsync(string, CancellationToken)"/> does.</summary>
-    /// <param name="path">The file to read; it is opened before this method returns.</param>
+    /// <param name="path">The file to read; its open starts before this method returns.</param>
     /// <param name="cancellationToken">Cancels the enumeration.</param>
     /// <returns>The file's lines, read as they are enumerated.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
-    /// <exception cref="IOException">The file could not be opened; see <see cref="ReadAllBytes(string)"/>.</exception>
+    /// <exception cref="IOException">The file could not be opened (when the enumeration starts); see <see cref="ReadAllBytes(string)"/>.</exception>
     public static IAsyncEnumerable<string> ReadLinesAsync(string path, CancellationToken cancellationToken = default)
         => ReadLinesAsync(path, Encoding.UTF8, cancellationToken);
 
     /// <summary>
     /// Reads the lines of a file as an asynchronous sequence, as <see cref="File.ReadLinesAsync(string, Encoding, CancellationToken)"/>
-    /// does: opened at once, read on the default engine as the lines are enumerated; a second enumeration opens the file again.
+    /// does: the open starts at once, asynchronously (on the ring where io_uring runs), and the lines are read on the
+    /// default engine as they are enumerated; a second enumeration opens the file again. System.IO opens synchronously
+    /// and throws the open's errors from this call; here they come from the first <c>MoveNextAsync</c>, which an
+    /// <c>await foreach</c> over the call sees at the same statement. As in System.IO, the token does not cancel the open.
     /// </summary>
-    /// <param name="path">The file to read; it is opened before this method returns.</param>
+    /// <param name="path">The file to read; its open starts before this method returns.</param>
     /// <param name="encoding">The encoding of the text when the file has no byte order mark.</param>
     /// <param name="cancellationToken">Cancels the enumeration.</param>
     /// <returns>The file's lines, read as they are enumerated.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="path"/> or <paramref name="encoding"/> is null.</exception>
     /// <exception cref="ArgumentException"><paramref name="path"/> is empty.</exception>
-    /// <exception cref="IOException">The file could not be opened; see <see cref="ReadAllBytes(string)"/>.</exception>
+    /// <exception cref="IOException">The file could not be opened (when the enumeration starts); see <see cref="ReadAllBytes(string)"/>.</exception>
     public static IAsyncEnumerable<string> ReadLinesAsync(string path, Encoding encoding, CancellationToken cancellationToken = default)
     {
         Validate(path, encoding);
@@ -63,24 +67,24 @@ public static partial class SpindleFile
         {
             return File.ReadLinesAsync(path, encoding, cancellationToken);
         }
-        return IterateLinesAsync(TextRead.OpenReader(path, encoding, isAsync: true), path, encoding, cancellationToken);
+        // A task, not the open's ValueTask: a second enumeration looks at it again.
+        return IterateLinesAsync(TextRead.OpenStreamAsync(path).AsTask(), path, encoding, cancellationToken);
     }
 
-    private static async IAsyncEnumerable<string> IterateLinesAsync(StreamReader reader, string path, Encoding encoding,
+    private static async IAsyncEnumerable<string> IterateLinesAsync(Task<SpindleFileStream> open, string path, Encoding encoding,
         CancellationToken sequenceToken, [EnumeratorCancellation] CancellationToken enumeratorToken = default)
     {
-        if (!reader.BaseStream.CanRead)
+        SpindleFileStream stream = await open.ConfigureAwait(false);
+        if (!stream.CanRead)
         {
-            // Enumerated before: the first enumeration closed the reader the call opened.
-            reader = TextRead.OpenReader(path, encoding, isAsync: true);
+            // Enumerated before: the first enumeration closed the stream the call opened.
+            stream = await TextRead.OpenStreamAsync(path).ConfigureAwait(false);
         }
-        using (reader)
+        using var reader = TextRead.Reader(stream, encoding);
+        using var both = CancellationTokenSource.CreateLinkedTokenSource(sequenceToken, enumeratorToken);
+        while (await reader.ReadLineAsync(both.Token).ConfigureAwait(false) is string line)
         {
-            using var both = CancellationTokenSource.CreateLinkedTokenSource(sequenceToken, enumeratorToken);
-            while (await reader.ReadLineAsync(both.Token).ConfigureAwait(false) is string line)
-            {
-                yield return line;
-            }
+            yield return line;
         }
     }
 
@@ -222,22 +226,35 @@ public static partial class SpindleFile
         return WriteLinesAsync(path, FileMode.Append, contents, encoding, cancellationToken);
     }
 
+    /// <summary>Opens (asynchronously) and writes the lines; errors of the open and the writes come through the task.</summary>
     private static Task WriteLinesAsync(string path, FileMode mode, IEnumerable<string> contents, Encoding encoding, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
             return Task.FromCanceled(cancellationToken);
         }
-        SafeFileHandle handle;
-        long offset;
+        ValueTask<OpenedHandle> open;
         try
         {
-            handle = OpenHandle(path, mode, FileAccess.Write, FileShare.Read, FileOptions.Asynchronous);
+            open = FileContent.OpenWriteAsync(path, mode, preallocationSize: 0, cancellationToken);
         }
         catch (Exception e)
         {
-            return Task.FromException(e);
+            return FileContent.FromException(e);
         }
+        return open.IsCompletedSuccessfully
+            ? WriteLinesAsync(open.Result.Handle, mode, contents, encoding, cancellationToken)
+            : WriteLinesAfterOpenAsync(open, mode, contents, encoding, cancellationToken);
+    }
+
+    private static async Task WriteLinesAfterOpenAsync(ValueTask<OpenedHandle> open, FileMode mode, IEnumerable<string> contents, Encoding encoding,
+        CancellationToken cancellationToken)
+        => await WriteLinesAsync((await open.ConfigureAwait(false)).Handle, mode, contents, encoding, cancellationToken).ConfigureAwait(false);
+
+    /// <summary>The writes of <see cref="WriteLinesAsync(string, FileMode, IEnumerable{string}, Encoding, CancellationToken)"/> once the file is open.</summary>
+    private static Task WriteLinesAsync(SafeFileHandle handle, FileMode mode, IEnumerable<string> contents, Encoding encoding, CancellationToken cancellationToken)
+    {
+        long offset;
         try
         {
             offset = mode == FileMode.Append ? FileContent.AppendOffset(handle) : 0;
@@ -245,7 +262,7 @@ public static partial class SpindleFile
         catch (Exception e)
         {
             handle.Dispose();
-            return Task.FromException(e);
+            return FileContent.FromException(e);
         }
         return TextWrite.WriteLinesAsync(handle, contents, encoding, offset, cancellationToken);
     }

@@ -74,11 +74,16 @@ public static partial class SpindleFile
         return HandleOf(OptionsOpen.OpenAsync(path, options, cancellationToken));
     }
 
-    /// <summary>The content methods' asynchronous open: as the public overload with others allowed to read, on the default engine.</summary>
+    /// <summary>
+    /// The content methods' asynchronous open: as the public overload with others allowed to read, on the default
+    /// engine, for a handle that lives for one call (<see cref="OpenRequest.ForOneCall"/>): the caller honours
+    /// <see cref="OpenedHandle.PendingStatusFlags"/> (<see cref="Files.FileContent.Unblock"/>) and disposes the handle.
+    /// </summary>
     internal static ValueTask<OpenedHandle> OpenAsync(string path, FileMode mode, FileAccess access, FileOptions options, long preallocationSize,
         CancellationToken cancellationToken)
     {
         OpenRequest request = FileOpener.Prepare(path, mode, access, FileShare.Read, options, preallocationSize, unixCreateMode: null, SpindleOpenFlags.For(options));
+        request.ForOneCall = true;
         return EngineSelector.Default.OpenAsync(request, cancellationToken);
     }
 

@@ -98,21 +98,19 @@ public static partial class SpindleFile
         {
             return FileContent.FromException<byte[]>(e);
         }
-        return open.IsCompletedSuccessfully ? ReadAllBytesAsync(open.Result.Handle, cancellationToken) : ReadAllBytesAfterOpenAsync(open, cancellationToken);
+        return open.IsCompletedSuccessfully ? ReadAllBytesAsync(open.Result, cancellationToken) : ReadAllBytesAfterOpenAsync(open, cancellationToken);
     }
 
     private static async Task<byte[]> ReadAllBytesAfterOpenAsync(ValueTask<OpenedHandle> open, CancellationToken cancellationToken)
-    {
-        SafeFileHandle handle = (await open.ConfigureAwait(false)).Handle;
-        return await ReadAllBytesAsync(handle, cancellationToken).ConfigureAwait(false);
-    }
+        => await ReadAllBytesAsync(await open.ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
 
     /// <summary>The read of <see cref="ReadAllBytesAsync(string, CancellationToken)"/> once the file is open; completes at once when the bytes were cached.</summary>
-    private static Task<byte[]> ReadAllBytesAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+    private static Task<byte[]> ReadAllBytesAsync(OpenedHandle opened, CancellationToken cancellationToken)
     {
+        SafeFileHandle handle = opened.Handle;
         try
         {
-            long length = FileContent.LengthOf(handle);
+            long length = FileContent.LengthOf(opened);
             if (length > Array.MaxLength)
             {
                 handle.Dispose();
@@ -120,6 +118,7 @@ public static partial class SpindleFile
             }
             if (length == 0)
             {
+                FileContent.Unblock(opened);
                 return ReadAllBytesUnknownLengthAsync(handle, cancellationToken);
             }
             byte[] bytes = GC.AllocateUninitializedArray<byte>((int)length);
@@ -129,6 +128,7 @@ public static partial class SpindleFile
                 handle.Dispose();
                 return Task.FromResult(bytes);
             }
+            FileContent.Unblock(opened);
             ValueTask<int> first = cached > 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, bytes, 0, cancellationToken);
             if (first.IsCompletedSuccessfully)
             {

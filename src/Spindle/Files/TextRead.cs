@@ -73,32 +73,39 @@ internal static class TextRead
             return FileContent.FromException<T>(e);
         }
         return open.IsCompletedSuccessfully
-            ? ReadAsync(open.Result.Handle, encoding, decode, read, cancellationToken)
+            ? ReadAsync(open.Result, encoding, decode, read, cancellationToken)
             : ReadAfterOpenAsync(open, encoding, decode, read, cancellationToken);
     }
 
     private static async Task<T> ReadAfterOpenAsync<T>(ValueTask<OpenedHandle> open, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
         Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
-        => await ReadAsync((await open.ConfigureAwait(false)).Handle, encoding, decode, read, cancellationToken).ConfigureAwait(false);
+        => await ReadAsync(await open.ConfigureAwait(false), encoding, decode, read, cancellationToken).ConfigureAwait(false);
 
     /// <summary>The read of <see cref="ReadAsync{T}(string, Encoding, Func{ReadOnlySpan{byte}, Encoding, T}, Func{StreamReader, CancellationToken, Task{T}}, CancellationToken)"/> once the file is open.</summary>
-    private static Task<T> ReadAsync<T>(SafeFileHandle handle, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
+    private static Task<T> ReadAsync<T>(OpenedHandle opened, Encoding encoding, Func<ReadOnlySpan<byte>, Encoding, T> decode,
         Func<StreamReader, CancellationToken, Task<T>> read, CancellationToken cancellationToken)
     {
+        SafeFileHandle handle = opened.Handle;
         byte[]? buffer = null;
         try
         {
-            long length = FileContent.LengthOf(handle);
+            long length = FileContent.LengthOf(opened);
             if (length > FileContent.MaxWholeTextLength)
             {
+                FileContent.Unblock(opened);
                 return ReadThroughReaderAsync(Reader(handle, encoding), read, cancellationToken);
             }
             if (length == 0)
             {
+                FileContent.Unblock(opened);
                 return ReadUnknownLengthAsync(handle, encoding, decode, cancellationToken);
             }
             buffer = ArrayPool<byte>.Shared.Rent((int)length);
             int cached = FileContent.TryReadCached(handle, buffer.AsSpan(0, (int)length), 0);
+            if (cached != length)
+            {
+                FileContent.Unblock(opened);
+            }
             ValueTask<int> first = cached >= 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, buffer.AsMemory(0, (int)length), 0, cancellationToken);
             if (first.IsCompletedSuccessfully)
             {
@@ -171,13 +178,31 @@ internal static class TextRead
 
     /// <summary>A reader on a Spindle stream that owns <paramref name="handle"/>, with System.IO's buffer sizes and mark detection.</summary>
     internal static StreamReader Reader(SafeFileHandle handle, Encoding encoding)
-        => new(new SpindleFileStream(handle, FileAccess.Read, ReaderBufferSize), encoding, detectEncodingFromByteOrderMarks: true, ReaderBufferSize);
+        => Reader(new SpindleFileStream(handle, FileAccess.Read, ReaderBufferSize), encoding);
 
-    /// <summary>A reader that opens <paramref name="path"/> as System.IO's asynchronous text reads do.</summary>
-    internal static StreamReader OpenReader(string path, Encoding encoding, bool isAsync)
-        => new(new SpindleFileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, ReaderBufferSize,
-            isAsync ? FileOptions.Asynchronous | FileOptions.SequentialScan : FileOptions.SequentialScan),
-            encoding, detectEncodingFromByteOrderMarks: true, ReaderBufferSize);
+    /// <summary>A reader that owns <paramref name="stream"/>, with System.IO's buffer size and mark detection.</summary>
+    internal static StreamReader Reader(SpindleFileStream stream, Encoding encoding)
+        => new(stream, encoding, detectEncodingFromByteOrderMarks: true, ReaderBufferSize);
+
+    /// <summary>
+    /// The stream System.IO's asynchronous line reads open (asynchronous, sequential, others may read), opened
+    /// asynchronously on the default engine; the open is not cancellable, as System.IO's is not.
+    /// </summary>
+    internal static ValueTask<SpindleFileStream> OpenStreamAsync(string path)
+        => SpindleFileStream.OpenAsync(path, s_asyncReaderOptions, CancellationToken.None);
+
+    /// <summary>A reader that opens <paramref name="path"/> as System.IO's synchronous line reads do.</summary>
+    internal static StreamReader OpenReader(string path, Encoding encoding)
+        => Reader(new SpindleFileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, ReaderBufferSize, FileOptions.SequentialScan), encoding);
+
+    private static readonly SpindleFileOptions s_asyncReaderOptions = new()
+    {
+        Mode = FileMode.Open,
+        Access = FileAccess.Read,
+        Share = FileShare.Read,
+        BufferSize = ReaderBufferSize,
+        Options = FileOptions.Asynchronous | FileOptions.SequentialScan,
+    };
 
     /// <summary>The rest of a reader's text, as System.IO's ReadToEnd and its asynchronous loop give it.</summary>
     internal static Task<string> ReadToEndAsync(StreamReader reader, CancellationToken cancellationToken) => reader.ReadToEndAsync(cancellationToken);

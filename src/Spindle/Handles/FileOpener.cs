@@ -53,7 +53,7 @@ internal static partial class FileOpener
             FinishResult result;
             try
             {
-                result = Finish(handle, fd, request, out opened);
+                result = Finish(handle, fd, request, out opened, out _);
             }
             catch
             {
@@ -150,8 +150,14 @@ internal static partial class FileOpener
     /// never closes <paramref name="handle"/>: on an exception, and on any result but <see cref="FinishResult.Opened"/>,
     /// the caller closes it (its own way) and then does what the result says.
     /// </summary>
-    internal static unsafe FinishResult Finish(SafeFileHandle handle, int fd, in OpenRequest request, out OpenedFile opened)
+    /// <param name="handle">The handle of <paramref name="fd"/>.</param>
+    /// <param name="fd">The descriptor open(2) returned.</param>
+    /// <param name="request">The open.</param>
+    /// <param name="opened">What the steps learned about the file.</param>
+    /// <param name="length">A regular file's length from the directory check's <c>fstat</c>, else -1.</param>
+    internal static unsafe FinishResult Finish(SafeFileHandle handle, int fd, in OpenRequest request, out OpenedFile opened, out long length)
     {
+        length = -1;
         string path = request.FullPath;
         FileMode mode = request.Mode;
         FileAccess access = request.Access;
@@ -163,7 +169,7 @@ internal static partial class FileOpener
         // Without write access open(2) accepts a directory; reject it from the descriptor to avoid races.
         if ((access & FileAccess.Write) == 0)
         {
-            int fileType = FileType(fd, path);
+            int fileType = FileType(fd, path, out long size);
             if (request.MayNotHaveWaited && fileType is LinuxConstants.S_IFIFO or LinuxConstants.S_IFCHR)
             {
                 return FinishResult.OpenBlocking;
@@ -177,6 +183,7 @@ internal static partial class FileOpener
             {
                 // Known seekable now: spares the lseek probe System.IO's own open spares too.
                 SafeFileHandleInternals.MarkSeekable(handle);
+                length = size;
             }
         }
 
@@ -186,7 +193,9 @@ internal static partial class FileOpener
             opened = opened.WithFileSystem(OpenedFile.WritesAreCopiesOn(fileSystemType));
         }
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
-        SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: false, isLocked);
+        // A handle of one content call is closed by Spindle and never shared, so its close releases the lock;
+        // System.IO unlocks first only because a close it does not retry might leave the lock held.
+        SafeFileHandleInternals.Initialize(handle, path, (options & FileOptions.Asynchronous) != 0, deleteOnClose: false, isLocked && !request.ForOneCall);
 
         // The lock-file pattern (OpenOrCreate, FileShare.None, DeleteOnClose): the previous owner deletes the
         // file while still holding the lock, so once we hold it the path may name another file, or none.
@@ -208,8 +217,9 @@ internal static partial class FileOpener
         {
             if (Libc.FTruncate(fd, 0) == 0)
             {
-                // ftruncate(2) accepts nothing but regular files (EINVAL otherwise).
+                // ftruncate(2) accepts nothing but regular files (EINVAL otherwise), which are seekable: no lseek probe later.
                 opened = opened.WithFileType(LinuxConstants.S_IFREG);
+                SafeFileHandleInternals.MarkSeekable(handle);
             }
             else
             {
@@ -242,11 +252,12 @@ internal static partial class FileOpener
     }
 
     /// <summary>The S_IFMT bits of the open file; the fstat system call where its layout is known, as FileStream makes it.</summary>
-    private static unsafe int FileType(int fd, string path)
+    private static unsafe int FileType(int fd, string path, out long size)
     {
+        size = -1;
         if (Libc.FStatLayoutKnown)
         {
-            if (Libc.FStat(fd, out _, out int mode) != 0)
+            if (Libc.FStat(fd, out size, out int mode) != 0)
             {
                 throw IoErrors.ForErrno(Errno.Last, path);
             }

@@ -40,6 +40,13 @@ internal struct OpenRequest
     internal bool MayNotHaveWaited;
 
     /// <summary>
+    /// Set by the content methods (<c>SpindleFile.ReadAllBytesAsync</c> and the like), whose handle lives for one call
+    /// and is never handed out: its close alone releases the <c>flock</c> (no <c>LOCK_UN</c> first), and an open from
+    /// the lookup cache may leave O_NONBLOCK on for the cached read (<see cref="OpenedHandle.PendingStatusFlags"/>).
+    /// </summary>
+    internal bool ForOneCall;
+
+    /// <summary>
     /// After a preallocation failure (<see cref="FinishResult.NoSpace"/>, <see cref="FinishResult.TooLarge"/>) and the
     /// file's close: removes the file, as System.IO does, and returns the exception to throw.
     /// </summary>

@@ -68,4 +68,23 @@ public class RouterTableTests
         Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, true, IoEngine.Sync));
         Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, Pipe(), 0, -1, true, true, IoEngine.Sync));
     }
+
+    [Fact]
+    public void Opens_without_truncation_or_exclusive_creation_try_the_lookup_cache_first_and_closes_of_Spindles_own_handles_go_to_the_ring()
+    {
+        const int O_WRONLY = 0x1, O_CREAT = 0x40, O_EXCL = 0x80, O_TRUNC = 0x200, O_APPEND = 0x400, O_CLOEXEC = 0x80000;
+        Mechanism cached = OpenFastPath.Enabled ? Mechanism.FastPath : Mechanism.Ring;
+        // Row 14: reads, writes of existing files, and creating opens that may find the file there (Create, OpenOrCreate, Append).
+        Assert.Equal(cached, Router.RouteOpen(O_CLOEXEC));
+        Assert.Equal(cached, Router.RouteOpen(O_WRONLY | O_CLOEXEC));
+        Assert.Equal(cached, Router.RouteOpen(O_WRONLY | O_CREAT | O_CLOEXEC));
+        Assert.Equal(cached, Router.RouteOpen(O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC));
+        // Row 15: CreateNew must make the file, and an O_TRUNC open (file locking off) must truncate it: the ring.
+        Assert.Equal(Mechanism.Ring, Router.RouteOpen(O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC));
+        Assert.Equal(Mechanism.Ring, Router.RouteOpen(O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC));
+        Assert.Equal(Mechanism.Ring, Router.RouteOpen(O_WRONLY | O_TRUNC | O_CLOEXEC));
+        // Row 16.
+        Assert.Equal(Mechanism.Ring, Router.RouteClose(exclusive: true));
+        Assert.Equal(Mechanism.Inline, Router.RouteClose(exclusive: false));
+    }
 }

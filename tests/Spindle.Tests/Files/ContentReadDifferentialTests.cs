@@ -35,7 +35,7 @@ public class ContentReadDifferentialTests : IDisposable
             (p, e) => ContentOutcome.Of(() => SpindleFile.ReadAllLinesAsync(p, e), ContentOutcome.Show));
         yield return ("ReadLines", (p, e) => ContentOutcome.Of(() => Task.FromResult(File.ReadLines(p, e).ToArray()), ContentOutcome.Show),
             (p, e) => ContentOutcome.Of(() => Task.FromResult(SpindleFile.ReadLines(p, e).ToArray()), ContentOutcome.Show));
-        yield return ("ReadLinesAsync", (p, e) => ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(File.ReadLinesAsync(p, e)), ContentOutcome.Show),
+        yield return ("ReadLinesAsync", async (p, e) => OpenErrorsThroughTheTask(await ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(File.ReadLinesAsync(p, e)), ContentOutcome.Show)),
             (p, e) => ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(SpindleFile.ReadLinesAsync(p, e)), ContentOutcome.Show));
     }
 
@@ -44,9 +44,10 @@ public class ContentReadDifferentialTests : IDisposable
             + OpenErrorsThroughTheTask(await ContentOutcome.Of(() => File.ReadAllBytesAsync(path), ContentOutcome.Show));
 
     /// <summary>
-    /// The one intended difference of ReadAllBytesAsync: Spindle's open is asynchronous, so the open's errors come
-    /// through the task where System.IO, whose open is synchronous, throws them from the call (as System.IO's own
-    /// ReadAllTextAsync does). Bad arguments are thrown from the call by both.
+    /// The one intended difference of ReadAllBytesAsync and ReadLinesAsync: Spindle's open is asynchronous, so the
+    /// open's errors come through the task (the first MoveNextAsync) where System.IO, whose open is synchronous, throws
+    /// them from the call (System.IO's own ReadAllTextAsync reports them through its task). Bad arguments are thrown
+    /// from the call by both.
     /// </summary>
     private static string OpenErrorsThroughTheTask(string outcome)
         => !Spindle.Portable.PassThrough.Enabled
@@ -210,22 +211,90 @@ public class ContentReadDifferentialTests : IDisposable
                 await ContentOutcome.Of(() => SpindleFile.ReadAllTextAsync(target, token), ContentOutcome.Show));
             Assert.Equal(await ContentOutcome.Of(() => File.ReadAllLinesAsync(target, token), ContentOutcome.Show),
                 await ContentOutcome.Of(() => SpindleFile.ReadAllLinesAsync(target, token), ContentOutcome.Show));
-            Assert.Equal(await ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(File.ReadLinesAsync(target, token)), ContentOutcome.Show),
+            Assert.Equal(OpenErrorsThroughTheTask(await ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(File.ReadLinesAsync(target, token)), ContentOutcome.Show)),
                 await ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(SpindleFile.ReadLinesAsync(target, token)), ContentOutcome.Show));
         }
         Assert.StartsWith("canceled", await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(path, token), ContentOutcome.Show));
     }
 
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(1L << 20)]
+    public async Task Files_partly_or_not_in_the_page_cache_read_the_same_and_leave_no_lock(long keptCached)
+    {
+        // A warm lookup opens on the caller's thread; the read then finds only part of the file (or none) cached and
+        // goes to the engine (after the open's O_NONBLOCK is taken off the descriptor).
+        string path = _directory.File("evicted");
+        byte[] contents = new byte[2 << 20];
+        new Random(7).NextBytes(contents);
+        contents.AsSpan(0, 3).Clear(); // no byte order mark
+        var differences = new List<string>();
+        for (int round = 0; round < 2; round++)
+        {
+            string[] outcomes = new string[2];
+            for (int side = 0; side < 2; side++)
+            {
+                using (var file = new FileStream(path, FileMode.Create, FileAccess.Write))
+                {
+                    file.Write(contents);
+                    file.Flush(flushToDisk: true);
+                    TestLibc.PosixFAdvise((int)file.SafeFileHandle.DangerousGetHandle(), keptCached, 0, TestLibc.POSIX_FADV_DONTNEED);
+                }
+                outcomes[side] = side == 0
+                    ? await ContentOutcome.Of(() => File.ReadAllBytesAsync(path), ContentOutcome.Show) + " " + await ContentOutcome.Of(() => File.ReadAllTextAsync(path, Encoding.Latin1), ContentOutcome.Show)
+                    : await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(path), ContentOutcome.Show) + " " + await ContentOutcome.Of(() => SpindleFile.ReadAllTextAsync(path, Encoding.Latin1), ContentOutcome.Show);
+                // The read's lock is gone with its handle: an exclusive open succeeds, as after System.IO's read.
+                using var exclusive = new FileStream(path, FileMode.Open, FileAccess.ReadWrite, FileShare.None);
+            }
+            if (outcomes[0] != outcomes[1])
+            {
+                differences.Add($"round {round}: System.IO {outcomes[0]}, Spindle {outcomes[1]}");
+            }
+        }
+        Assert.True(differences.Count == 0, string.Join("\n", differences));
+        Assert.StartsWith("ok " + ContentOutcome.Show(contents), (await ContentOutcome.Of(() => SpindleFile.ReadAllBytesAsync(path), ContentOutcome.Show)));
+    }
+
     [Fact]
-    public void ReadLines_opens_at_once_and_a_second_enumeration_reads_the_file_again()
+    public async Task ReadLines_opens_at_once_and_a_second_enumeration_reads_the_file_again()
     {
         string path = _directory.File("lines");
         File.WriteAllText(path, "one\ntwo\n");
         IEnumerable<string> lines = SpindleFile.ReadLines(path);
+        IAsyncEnumerable<string> asyncLines = SpindleFile.ReadLinesAsync(path);
         Assert.Equal(["one", "two"], lines.ToArray());
+        Assert.Equal(["one", "two"], await ContentOutcome.ToArrayAsync(asyncLines));
         File.WriteAllText(path, "three\n");
         Assert.Equal(["three"], lines.ToArray());
+        Assert.Equal(["three"], await ContentOutcome.ToArrayAsync(asyncLines));
         Assert.Throws<FileNotFoundException>(() => SpindleFile.ReadLines(_directory.File("none")));
-        Assert.Throws<FileNotFoundException>(() => SpindleFile.ReadLinesAsync(_directory.File("none")));
+        string missing = await ContentOutcome.Of(() => ContentOutcome.ToArrayAsync(SpindleFile.ReadLinesAsync(_directory.File("none"))), ContentOutcome.Show);
+        Assert.StartsWith(Spindle.Portable.PassThrough.Enabled ? "thrown FileNotFoundException" : "faulted FileNotFoundException", missing);
+    }
+
+    [Fact]
+    public async Task ReadLinesAsync_does_not_hold_the_caller_while_the_open_waits()
+    {
+        // A FIFO's read end opens only once a writer is there: System.IO's ReadLinesAsync waits for it in the call.
+        if (Spindle.Portable.PassThrough.Enabled || Spindle.Engines.EngineSelector.Default.Kind == IoEngine.Sync)
+        {
+            Console.WriteLine("the open is synchronous on this engine: nothing to show");
+            return;
+        }
+        string path = _directory.File("fifo");
+        TestLibc.CreateFifo(path);
+        Task<IAsyncEnumerable<string>> call = Task.Run(() => SpindleFile.ReadLinesAsync(path));
+        IAsyncEnumerable<string> lines;
+        try
+        {
+            lines = await call.WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        finally
+        {
+            // The writer's open also releases a call that did wait, so that a failure leaves no thread behind.
+            await using var writer = new FileStream(path, FileMode.Open, FileAccess.Write);
+            writer.Write("a\nb\n"u8);
+        }
+        Assert.Equal(["a", "b"], await ContentOutcome.ToArrayAsync(lines).WaitAsync(TimeSpan.FromSeconds(30)));
     }
 }

@@ -239,4 +239,39 @@ public class ContentWriteDifferentialTests : IDisposable
         }
         Assert.True(differences.Count == 0, string.Join("\n", differences));
     }
+
+    [Fact]
+    public async Task The_line_writes_do_not_hold_the_caller_while_the_open_waits()
+    {
+        // A FIFO's write end opens only once a reader is there: System.IO's WriteAllLinesAsync waits for it in the call.
+        if (Spindle.Portable.PassThrough.Enabled || Spindle.Engines.EngineSelector.Default.Kind == IoEngine.Sync)
+        {
+            Console.WriteLine("the open is synchronous on this engine: nothing to show");
+            return;
+        }
+        foreach (bool append in new[] { false, true })
+        {
+            string path = Path.Combine(_spindle.Path, append ? "append-fifo" : "fifo");
+            TestLibc.CreateFifo(path);
+            string[] lines = ["a", "b"];
+            Task<Task> call = Task.Factory.StartNew(() => append ? SpindleFile.AppendAllLinesAsync(path, lines) : SpindleFile.WriteAllLinesAsync(path, lines),
+                CancellationToken.None, TaskCreationOptions.None, TaskScheduler.Default);
+            Task written;
+            byte[] read;
+            try
+            {
+                written = await call.WaitAsync(TimeSpan.FromSeconds(30));
+            }
+            finally
+            {
+                // The reader's open also releases a call that did wait, so that a failure leaves no thread behind.
+                using var reader = new FileStream(path, FileMode.Open, FileAccess.Read);
+                var all = new MemoryStream();
+                await reader.CopyToAsync(all).WaitAsync(TimeSpan.FromSeconds(30));
+                read = all.ToArray();
+            }
+            await written.WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.Equal(Encoding.UTF8.GetBytes("a" + Environment.NewLine + "b" + Environment.NewLine), read);
+        }
+    }
 }

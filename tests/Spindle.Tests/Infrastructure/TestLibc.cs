@@ -19,6 +19,12 @@ public static unsafe partial class TestLibc
     [LibraryImport("libc", EntryPoint = "fcntl", SetLastError = true)]
     public static partial int Fcntl(int fd, int command, int argument);
 
+    public const int POSIX_FADV_DONTNEED = 4;
+
+    /// <summary>posix_fadvise(2): returns the error number instead of setting errno.</summary>
+    [LibraryImport("libc", EntryPoint = "posix_fadvise")]
+    public static partial int PosixFAdvise(int fd, long offset, long length, int advice);
+
     [LibraryImport("libc", EntryPoint = "umask")]
     public static partial int Umask(int mask);
 

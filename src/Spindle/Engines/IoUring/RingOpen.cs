@@ -27,7 +27,11 @@ internal static class RingOpen
     internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
     {
         // The lookup cache first (Engines/FastPath/OpenFastPath.cs): a warm open completes here, without a ring round trip.
-        int result = tryCached ? Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, request.Flags) : -Errno.EAGAIN;
+        // A content call's read-only handle keeps that open's O_NONBLOCK until it does more than read the page cache,
+        // which a warm read never does: one fcntl fewer (see OpenedHandle.PendingStatusFlags).
+        bool keepNonBlocking = tryCached && request.ForOneCall && (request.Access & FileAccess.Write) == 0 && (request.Flags & OpenFlags.O_NONBLOCK) == 0;
+        int result = tryCached ? TryOpenCached(request, keepNonBlocking) : -Errno.EAGAIN;
+        bool nonBlocking = keepNonBlocking && result >= 0;
         if (result == -Errno.EAGAIN)
         {
             result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
@@ -44,9 +48,10 @@ internal static class RingOpen
             var handle = new SafeFileHandle(fd, ownsHandle: true);
             FinishResult finished;
             OpenedFile opened;
+            long length;
             try
             {
-                finished = FileOpener.Finish(handle, fd, request, out opened);
+                finished = FileOpener.Finish(handle, fd, request, out opened, out length);
             }
             catch
             {
@@ -55,7 +60,7 @@ internal static class RingOpen
             }
             if (finished == FinishResult.Opened)
             {
-                return new OpenedHandle(handle, opened);
+                return new OpenedHandle(handle, opened, length, nonBlocking ? request.Flags : -1);
             }
             await ring.CloseAsync(handle).ConfigureAwait(false);
             if (finished == FinishResult.OpenBlocking)
@@ -67,8 +72,21 @@ internal static class RingOpen
                 throw request.RemoveAfterPreallocationFailure(finished);
             }
             // The path names another file now (a lock file replaced while we waited for its lock): open it again.
+            nonBlocking = false;
             result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>
+    /// The open from the lookup cache (row 14). O_CREAT is left out, the kernel refusing it there: a file that exists
+    /// opens as with it; one that does not (ENOENT), and a FIFO with no reader yet (ENXIO), are the ring's to open,
+    /// with O_CREAT, where the open waits as <c>open(2)</c> does.
+    /// </summary>
+    private static int TryOpenCached(in OpenRequest request, bool keepNonBlocking)
+    {
+        int flags = request.Flags & ~OpenFlags.O_CREAT;
+        int result = Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, keepNonBlocking ? flags | OpenFlags.O_NONBLOCK : flags);
+        return (request.Flags & OpenFlags.O_CREAT) != 0 && result is -Errno.ENOENT or -Errno.ENXIO ? -Errno.EAGAIN : result;
     }
 
     /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own.</summary>

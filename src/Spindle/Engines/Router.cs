@@ -176,7 +176,8 @@ internal static partial class Router
     /// <code>
     /// row  request                         mechanism
     ///  14  open without O_TRUNC or O_EXCL  FastPath openat2(RESOLVE_CACHED) on the caller's thread, O_CREAT left out (an existing file opens the same);
-    ///                                               EAGAIN (the lookup needs the disk), and for O_CREAT ENOENT (the file must be made), go to the ring
+    ///                                               for O_CREAT, a file not in the cache whose directory is: created there with O_EXCL (System.IO's way);
+    ///                                               EAGAIN (the lookup needs the disk), a file that appeared meanwhile or a FIFO without a reader go to the ring
     ///  15  any other open                  Ring     creating or truncating opens always wait in an io-wq worker; the lookup may read directories
     /// </code>
     /// </summary>

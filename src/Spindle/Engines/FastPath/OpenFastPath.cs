@@ -36,7 +36,7 @@ internal static unsafe class OpenFastPath
     /// The open on the caller's thread: a descriptor (O_NONBLOCK already taken off), a negated errno, or -EAGAIN when
     /// the lookup needs the disk (or the open would wait) and the ring must open it.
     /// </summary>
-    internal static int TryOpen(string fullPath, int flags)
+    internal static int TryOpen(ReadOnlySpan<char> fullPath, int flags)
     {
         int length = Encoding.UTF8.GetByteCount(fullPath);
         if (length >= MaxStackPath)

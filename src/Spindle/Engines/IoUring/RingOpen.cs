@@ -79,14 +79,48 @@ internal static class RingOpen
 
     /// <summary>
     /// The open from the lookup cache (row 14). O_CREAT is left out, the kernel refusing it there: a file that exists
-    /// opens as with it; one that does not (ENOENT), and a FIFO with no reader yet (ENXIO), are the ring's to open,
-    /// with O_CREAT, where the open waits as <c>open(2)</c> does.
+    /// opens as with it; one that does not (ENOENT) is created on the caller's thread with O_EXCL; one that appeared
+    /// meanwhile, and a FIFO with no reader yet (ENXIO), are the ring's to open, with the request's flags, where the
+    /// open waits as <c>open(2)</c> does.
     /// </summary>
     private static int TryOpenCached(in OpenRequest request, bool keepNonBlocking)
     {
         int flags = request.Flags & ~OpenFlags.O_CREAT;
         int result = Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, keepNonBlocking ? flags | OpenFlags.O_NONBLOCK : flags);
-        return (request.Flags & OpenFlags.O_CREAT) != 0 && result is -Errno.ENOENT or -Errno.ENXIO ? -Errno.EAGAIN : result;
+        if ((request.Flags & OpenFlags.O_CREAT) == 0 || result is not (-Errno.ENOENT or -Errno.ENXIO or -Errno.EAGAIN))
+        {
+            return result;
+        }
+        if (result == -Errno.ENOENT || (result == -Errno.EAGAIN && DirectoryIsCached(request.FullPath)))
+        {
+            // The file is not in the lookup cache but its directory is: it is most likely new, and creating it on the
+            // caller's thread is what System.IO does, cheaper than a ring round trip (an io-wq worker and two
+            // hand-offs). O_EXCL makes it create or nothing, so it never opens a file that exists (a FIFO could make
+            // it wait); that case goes to the ring with the request's own flags.
+            result = Libc.OpenRetryingInterrupts(request.FullPath, request.Flags | OpenFlags.O_CREAT | OpenFlags.O_EXCL, request.Permissions);
+            if (result >= 0)
+            {
+                return result;
+            }
+        }
+        return -Errno.EAGAIN;
+    }
+
+    /// <summary>Whether the directory of <paramref name="fullPath"/> is in the lookup cache (an open of it from the cache succeeds).</summary>
+    private static bool DirectoryIsCached(string fullPath)
+    {
+        int slash = fullPath.LastIndexOf('/');
+        if (slash <= 0)
+        {
+            return false;
+        }
+        int fd = Engines.FastPath.OpenFastPath.TryOpen(fullPath.AsSpan(0, slash), OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY | OpenFlags.O_CLOEXEC | OpenFlags.O_NONBLOCK);
+        if (fd < 0)
+        {
+            return false;
+        }
+        Libc.Close(fd);
+        return true;
     }
 
     /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own.</summary>

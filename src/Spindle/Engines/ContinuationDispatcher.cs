@@ -1,4 +1,3 @@
-
 namespace Spindle.Engines;
 
 /// <summary>

@@ -3,6 +3,7 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Direct;
 using Spindle.Interop;
 using Spindle.Syscalls;
+using Spindle.Handles;
 
 namespace Spindle;
 
@@ -21,7 +22,7 @@ public static partial class SpindleFile
     [SupportedOSPlatform("linux")]
     public static DirectIOAlignment GetDirectIOAlignment(SafeFileHandle handle)
     {
-        SpindleRandomAccess.ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         if (Portable.PassThrough.Enabled)
         {
             throw Portable.PassThrough.LinuxOnly(nameof(GetDirectIOAlignment));
@@ -57,7 +58,7 @@ public static partial class SpindleFile
     /// <exception cref="ObjectDisposedException">The handle is closed.</exception>
     public static bool IsDirectIO(SafeFileHandle handle)
     {
-        SpindleRandomAccess.ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         if (Portable.PassThrough.Enabled)
         {
             return false; // only Linux opens direct handles

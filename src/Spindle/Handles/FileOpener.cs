@@ -46,7 +46,7 @@ internal static partial class FileOpener
     /// <summary>The synchronous open of a prepared request: <c>open(2)</c> on the caller's thread, then <see cref="Finish"/>.</summary>
     internal static SafeFileHandle Open(ref OpenRequest request, out OpenedFile opened)
     {
-        int fd = Opened(ref request, OpenDescriptor(request.FullPath, request.Flags, request.Permissions));
+        int fd = Opened(ref request, Libc.OpenRetryingInterrupts(request.FullPath, request.Flags, request.Permissions));
         while (true)
         {
             var handle = new SafeFileHandle(fd, ownsHandle: true);
@@ -71,7 +71,7 @@ internal static partial class FileOpener
             }
             // The path now names another file (a DeleteOnClose lock file was removed or replaced while we
             // waited for its lock): open the path again, as System.IO does.
-            fd = OpenDescriptor(request.FullPath, request.Flags, request.Permissions);
+            fd = Libc.OpenRetryingInterrupts(request.FullPath, request.Flags, request.Permissions);
             if (fd < 0)
             {
                 throw OpenFailure(-fd, request.FullPath, request.Flags);
@@ -89,10 +89,6 @@ internal static partial class FileOpener
         result = request.Direct.Complete(result, request.FullPath, ref request.Flags, request.Permissions);
         return result >= 0 ? result : throw OpenFailure(-result, request.FullPath, request.Flags);
     }
-
-    /// <summary>open(2), retried on EINTR: the descriptor, or the negated errno.</summary>
-    internal static int OpenDescriptor(string fullPath, int flags, int permissions)
-        => Libc.OpenRetryingInterrupts(fullPath, flags, permissions);
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)
     {

@@ -2,6 +2,7 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Engines;
 using Spindle.Engines.FastPath;
+using Spindle.Handles;
 
 namespace Spindle;
 
@@ -193,7 +194,7 @@ public static partial class SpindleRandomAccess
         {
             return Portable.PassThroughRandomAccess.FlushToDiskAsync(handle, engine, cancellationToken);
         }
-        ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         FileIoEngine selected = Engine(engine);
         if (cancellationToken.IsCancellationRequested)
         {

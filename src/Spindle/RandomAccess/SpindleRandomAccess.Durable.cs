@@ -2,6 +2,7 @@ using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Engines.FastPath;
 using Spindle.Syscalls;
+using Spindle.Handles;
 
 namespace Spindle;
 
@@ -28,7 +29,7 @@ public static partial class SpindleRandomAccess
             System.IO.RandomAccess.FlushToDisk(handle);
             return;
         }
-        ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         DurableIo.FlushData(handle);
     }
 

@@ -71,7 +71,7 @@ public static partial class SpindleRandomAccess
             System.IO.RandomAccess.FlushToDisk(handle);
             return;
         }
-        ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         HandleIo.FlushToDisk(handle);
     }
 
@@ -172,7 +172,7 @@ public static partial class SpindleRandomAccess
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static long ValidateInput(SafeFileHandle handle, long fileOffset)
     {
-        ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         if (fileOffset < 0)
         {
             ThrowHelper.ThrowNeedNonNegative(nameof(fileOffset));
@@ -187,7 +187,7 @@ public static partial class SpindleRandomAccess
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static long ValidateInput(SafeFileHandle handle, long fileOffset, out HandleFacts facts)
     {
-        ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         if (fileOffset < 0)
         {
             ThrowHelper.ThrowNeedNonNegative(nameof(fileOffset));
@@ -208,12 +208,9 @@ public static partial class SpindleRandomAccess
         return -1;
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal static void ValidateHandle(SafeFileHandle handle) => HandleValidation.ValidateHandle(handle);
-
     private static void ValidateSeekableInput(SafeFileHandle handle)
     {
-        ValidateHandle(handle);
+        HandleValidation.ValidateHandle(handle);
         if (!SafeFileHandleInternals.CanSeek(handle))
         {
             ThrowHelper.ThrowUnseekable();

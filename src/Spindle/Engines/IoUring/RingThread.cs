@@ -107,9 +107,6 @@ internal sealed unsafe class RingThread
                 _driver = new RingDriver(engine, ring!);
                 _wakeFd = wakeFd;
                 _wakeBuffer = (ulong*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(8, 8);
-            }
-            if (ready)
-            {
                 RunFirst();
             }
             started.Set();

@@ -35,9 +35,14 @@ internal abstract partial class FileIoEngine
 
     /// <summary>
     /// Closes a handle as its <c>Dispose</c> would (DeleteOnClose, the lock, the descriptor); the io_uring engine
-    /// closes on the ring when Spindle alone holds the handle. Never fails.
+    /// closes on the ring a handle Spindle alone holds whose close may wait (<see cref="Router.RouteClose"/>). Never fails.
     /// </summary>
-    internal virtual ValueTask CloseAsync(SafeFileHandle handle)
+    /// <param name="handle">The handle.</param>
+    /// <param name="mayWait">
+    /// Whether the close may wait for I/O: false only where it is known not to (a local file system, and no
+    /// DeleteOnClose whose close frees the file's blocks).
+    /// </param>
+    internal virtual ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
     {
         handle.Dispose();
         return default;

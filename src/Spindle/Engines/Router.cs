@@ -83,7 +83,7 @@ internal enum Mechanism : byte
 ///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two
 /// 10   anything else                                                  Ring
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
-/// 14–16 open, close: RouteOpen, RouteClose (below)
+/// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
 ///
 /// thread pool (Auto without io_uring)
 ///  1   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above
@@ -185,11 +185,12 @@ internal static partial class Router
         => OpenFastPath.Enabled && (flags & (OpenFlags.O_TRUNC | OpenFlags.O_EXCL)) == 0 ? Mechanism.FastPath : Mechanism.Ring;
 
     /// <summary>
-    /// Where a close runs on the io_uring engine (row 16): on the ring when Spindle alone holds the handle (the last
-    /// close may write back on network file systems, or free a deleted file's blocks); otherwise SafeFileHandle's own
-    /// Dispose, whose last user's release closes it.
+    /// Where a close runs on the io_uring engine (row 16): on the ring when it may wait (a network or FUSE file system
+    /// writes back or asks its server; the last close of a deleted file frees its blocks) and Spindle alone holds the
+    /// handle (else SafeFileHandle's own Dispose, whose last user's release closes it); inline where it cannot wait
+    /// (a local file system): close(2) there costs less than a ring round trip.
     /// </summary>
-    internal static Mechanism RouteClose(bool exclusive) => exclusive ? Mechanism.Ring : Mechanism.Inline;
+    internal static Mechanism RouteClose(bool mayWait) => mayWait ? Mechanism.Ring : Mechanism.Inline;
 
     /// <summary>The bytes a scatter request asks for.</summary>
     internal static long TotalLength(IReadOnlyList<Memory<byte>> buffers)

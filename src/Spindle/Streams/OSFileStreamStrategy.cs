@@ -168,7 +168,13 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
         {
             return default;
         }
-        // The engine closes as the handle's Dispose would; io_uring with IORING_OP_CLOSE when the stream alone holds the handle.
-        return _engine.CloseAsync(_fileHandle);
+        // The engine closes as the handle's Dispose would; io_uring with IORING_OP_CLOSE where the close may wait.
+        return _engine.CloseAsync(_fileHandle, CloseMayWait());
     }
+
+    // A close waits for I/O on a file system not known to be local (network and FUSE ones write back or ask their
+    // server) and when it deletes the file (the last close frees its blocks); elsewhere close(2) returns at once.
+    private bool CloseMayWait()
+        => SafeFileHandleInternals.DeletesOnClose(_fileHandle)
+            || !(_opened.WritesAreCopies ?? StorageBackends.IsLocalFileSystem(HandleIo.Fd(_fileHandle)));
 }

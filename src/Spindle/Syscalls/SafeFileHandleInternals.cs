@@ -72,6 +72,9 @@ internal static class SafeFileHandleInternals
     /// <summary>The path the handle was opened with, or null when unknown.</summary>
     internal static string? GetPath(SafeFileHandle handle) => s_available ? PathField(handle) : null;
 
+    /// <summary>Whether closing the handle deletes its file (FileOptions.DeleteOnClose); false where the runtime is not understood.</summary>
+    internal static bool DeletesOnClose(SafeFileHandle handle) => s_available && DeleteOnCloseField(handle);
+
     /// <summary>Records what System.IO records on a handle it opens itself.</summary>
     internal static void Initialize(SafeFileHandle handle, string path, bool isAsync, bool deleteOnClose, bool isLocked)
     {

@@ -84,7 +84,7 @@ public class RouterTableTests
         Assert.Equal(Mechanism.Ring, Router.RouteOpen(O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC));
         Assert.Equal(Mechanism.Ring, Router.RouteOpen(O_WRONLY | O_TRUNC | O_CLOEXEC));
         // Row 16.
-        Assert.Equal(Mechanism.Ring, Router.RouteClose(exclusive: true));
-        Assert.Equal(Mechanism.Inline, Router.RouteClose(exclusive: false));
+        Assert.Equal(Mechanism.Ring, Router.RouteClose(mayWait: true));
+        Assert.Equal(Mechanism.Inline, Router.RouteClose(mayWait: false));
     }
 }

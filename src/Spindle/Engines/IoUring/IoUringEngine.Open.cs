@@ -17,11 +17,10 @@ internal sealed partial class IoUringEngine
         return RingOpen.OpenAsync(this, request, tryCached: mechanism == Mechanism.FastPath, cancellationToken);
     }
 
-    internal override ValueTask CloseAsync(SafeFileHandle handle)
-    {
-        bool exclusive = SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd);
-        return Router.RouteClose(exclusive) == Mechanism.Ring ? CloseDescriptorAsync(fd) : base.CloseAsync(handle);
-    }
+    internal override ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
+        => Router.RouteClose(mayWait) == Mechanism.Ring && SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd)
+            ? CloseDescriptorAsync(fd)
+            : base.CloseAsync(handle, mayWait);
 
     /// <summary>
     /// <c>openat(AT_FDCWD, fullPath, flags, permissions)</c> on the ring: the descriptor, or the negated errno. A

@@ -55,14 +55,14 @@ internal static class RingOpen
             }
             catch
             {
-                await ring.CloseAsync(handle).ConfigureAwait(false);
+                await ring.CloseAsync(handle, mayWait: true).ConfigureAwait(false);
                 throw;
             }
             if (finished == FinishResult.Opened)
             {
                 return new OpenedHandle(handle, opened, length, nonBlocking ? request.Flags : -1);
             }
-            await ring.CloseAsync(handle).ConfigureAwait(false);
+            await ring.CloseAsync(handle, mayWait: true).ConfigureAwait(false);
             if (finished == FinishResult.OpenBlocking)
             {
                 return await OpenBlockingAsync(request, cancellationToken).ConfigureAwait(false);

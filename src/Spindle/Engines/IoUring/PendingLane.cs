@@ -19,8 +19,14 @@ internal sealed class PendingLane
     /// <summary>The most operations of this class the kernel may hold at once.</summary>
     internal int Budget { get; set; }
 
-    /// <summary>Operations of this class in the kernel now (ring thread).</summary>
-    internal int InFlight { get; set; }
+    private int _inFlight;
+
+    /// <summary>Operations of this class in the kernel now (set by the ring thread; any thread may read it).</summary>
+    internal int InFlight
+    {
+        get => Volatile.Read(ref _inFlight);
+        set => Volatile.Write(ref _inFlight, value);
+    }
 
     internal bool HasRoom => InFlight < Budget;
 

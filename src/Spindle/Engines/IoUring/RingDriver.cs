@@ -81,6 +81,9 @@ internal sealed unsafe class RingDriver
     /// <summary>SQEs placed but not submitted yet.</summary>
     internal uint Unsubmitted => _ring.Unsubmitted;
 
+    /// <summary>Regular-file and block-device operations in the kernel now (any thread): each will complete, and wake the ring thread.</summary>
+    internal int RegularInFlight => _regular.InFlight;
+
     /// <summary>Queues a prepared operation in its lane (any thread).</summary>
     internal void Queue(IoUringOperation operation) => LaneOf(operation).Enqueue(operation);
 

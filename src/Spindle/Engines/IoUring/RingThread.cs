@@ -154,7 +154,24 @@ internal sealed unsafe class RingThread
     internal void Submit(IoUringOperation operation)
     {
         _driver.Queue(operation);
-        WakeIfSleeping();
+        if (!CanWaitForNextCompletion(operation))
+        {
+            WakeIfSleeping();
+        }
+    }
+
+    // While continuations occupy every core, a file request need not wake the thread when others of its class are in
+    // the kernel: the thread wakes for the next of their completions anyway and places it then, so each read costs
+    // the continuations one preemption instead of two. Pairs with the fence in Run: either the thread sees the
+    // request before it sleeps, or this sees the count it left (0 wakes it).
+    private bool CanWaitForNextCompletion(IoUringOperation operation)
+    {
+        if (operation.MayBlock || Continuations.Running < s_processors)
+        {
+            return false;
+        }
+        Interlocked.MemoryBarrier();
+        return _driver.RegularInFlight > 0;
     }
 
     /// <summary>Queues a prepared operation without waking the thread: a batch queues all of its operations, then calls <see cref="Wake"/> once.</summary>

@@ -172,6 +172,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
     private int _count;
     private int[] _outcome = new int[32]; // per member: bytes read (>= 0), or ~prefix for a miss
     private int _references;              // the caller's and each queued helper's
+    private int _participants;            // the caller and its helpers
     private PaddedCounters _counters;
 
     private CachedBatchShare()
@@ -191,6 +192,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
         share._engine = engine;
         share._count = count;
         share._counters = default;
+        share._participants = 1 + helpers;
         Volatile.Write(ref share._references, 1 + helpers);
         for (int i = 0; i < helpers; i++)
         {
@@ -239,19 +241,38 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
         Unreference();
     }
 
-    // Claims and tries members until none is left; returns how many this thread did.
+    // Claims and tries members until none is left; returns how many this thread did. Claims are guided: a run of a
+    // quarter of each participant's share of what is left, so that the contended index is taken a few times per
+    // batch rather than once per member, and the runs shrink to single members at the end, where the caller may wait.
     private int Claim()
     {
         int done = 0;
-        int index;
+        int divisor = 4 * _participants;
         SafeFileHandle? lastHandle = null; // a batch's members mostly share a handle: its facts are looked up once per run
         FastPath.HandleFacts? facts = null;
-        while ((index = Interlocked.Increment(ref _counters.Next) - 1) < _count)
+        int next = Volatile.Read(ref _counters.Next);
+        while (true)
         {
-            _outcome[index] = Try(_requests.Span[index], ref lastHandle, ref facts);
-            done++;
+            int remaining = _count - next;
+            if (remaining <= 0)
+            {
+                return done;
+            }
+            int take = Math.Max(1, remaining / divisor);
+            int seen = Interlocked.CompareExchange(ref _counters.Next, next + take, next);
+            if (seen != next)
+            {
+                next = seen;
+                continue;
+            }
+            ReadOnlySpan<BatchReadRequest> requests = _requests.Span;
+            for (int index = next; index < next + take; index++)
+            {
+                _outcome[index] = Try(requests[index], ref lastHandle, ref facts);
+            }
+            done += take;
+            next = Volatile.Read(ref _counters.Next);
         }
-        return done;
     }
 
     private int Try(in BatchReadRequest request, ref SafeFileHandle? lastHandle, ref FastPath.HandleFacts? facts)

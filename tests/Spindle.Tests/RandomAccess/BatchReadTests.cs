@@ -494,11 +494,13 @@ public class BatchReadTests
             return true;
         }
 
+        bool secondCore = Environment.ProcessorCount > 1 && ReadFastPath.Enabled;
         Assert.False(Shared(Batch(2, 4096)));
         Assert.False(Shared(Batch(5, 4096)));
-        Assert.Equal(Environment.ProcessorCount > 1, Shared(Batch(6, 4096)));
-        Assert.Equal(Environment.ProcessorCount > 1, Shared(Batch(32, 4096)));
-        Assert.Equal(Environment.ProcessorCount > 1, Shared(Batch(2, 65536)));
+        Assert.False(Shared(Batch(2, 16384)));
+        Assert.Equal(secondCore, Shared(Batch(6, 4096)));
+        Assert.Equal(secondCore, Shared(Batch(32, 4096)));
+        Assert.Equal(secondCore, Shared(Batch(2, 65536)));
         engine.BatchShareHelpers = 0;
         Assert.False(Shared(Batch(32, 65536)));
     }

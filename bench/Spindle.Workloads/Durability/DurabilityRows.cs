@@ -13,6 +13,11 @@ public static class DurabilityRows
         yield return new BatchReads(scale.HugeFile, BatchSize, direct: true, batches);
         yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches);
         yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches, oneByOne: true);
+        // Cached batches of other sizes: below and above the size from which Spindle shares a batch's copies with a
+        // second core (docs/benchmarks.md, "Cached batches on one core and two").
+        yield return new BatchReads(scale.HugeFile, 8, direct: false, Math.Max(1, scale.RandomReadsPerInvocation / 8));
+        yield return new BatchReads(scale.HugeFile, 128, direct: false, Math.Max(1, scale.RandomReadsPerInvocation / 128));
+        yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches, blockSize: 64 * 1024);
         foreach (DurabilityCall call in new[] { DurabilityCall.Fsync, DurabilityCall.Fdatasync, DurabilityCall.RwfDsync })
         {
             yield return new DurableWrites(call, writes: 16);

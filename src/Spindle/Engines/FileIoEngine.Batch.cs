@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using Microsoft.Win32.SafeHandles;
 using Spindle.Syscalls;
 
 namespace Spindle.Engines;
@@ -102,4 +103,218 @@ internal abstract partial class FileIoEngine
 
     // A read that was started and not yet complete, and the index of its request.
     private readonly record struct PendingRead(ValueTask<int> Read, int Index);
+}
+
+internal abstract partial class FileIoEngine
+{
+    /// <summary>
+    /// The least work, in bytes with each member counted <see cref="CachedBatchShare.MemberWeight"/> bytes more, for
+    /// which a batch's cached members are shared with pool threads (<see cref="CachedBatchShare"/>); below it they are
+    /// copied on the caller's thread one after another. Measured (docs/benchmarks.md, "Cached batches"); per engine so
+    /// that a test can force sharing on a private engine.
+    /// </summary>
+    internal int BatchShareMinimumWork = CachedBatchShare.DefaultMinimumWork;
+
+    /// <summary>The pool work items a shared batch asks for: -1 for one fewer than the cores (tests force one on any machine).</summary>
+    internal int BatchShareHelpers = -1;
+
+    /// <summary>
+    /// A shared phase for <paramref name="requests"/> when the batch is worth sharing and a second core may help, else
+    /// null (the caller copies everything itself). The caller then calls <see cref="CachedBatchShare.Run"/>, reads each
+    /// member's outcome and lets go with <see cref="CachedBatchShare.Release"/>.
+    /// </summary>
+    internal CachedBatchShare? TryShareCachedMembers(ReadOnlyMemory<BatchReadRequest> requests)
+    {
+        int helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : CachedBatchShare.Cores - 1;
+        if (helpers <= 0 || !FastPath.ReadFastPath.Enabled)
+        {
+            return null;
+        }
+        ReadOnlySpan<BatchReadRequest> span = requests.Span;
+        long work = (long)span.Length * CachedBatchShare.MemberWeight;
+        for (int i = 0; i < span.Length && work < BatchShareMinimumWork; i++)
+        {
+            work += span[i].Buffer.Length;
+        }
+        if (work < BatchShareMinimumWork)
+        {
+            return null;
+        }
+        return CachedBatchShare.Start(requests, Kind, Math.Min(helpers, span.Length - 1));
+    }
+}
+
+/// <summary>
+/// Work sharing for a batch's page-cache hits. The caller and up to (cores - 1) pool work items claim members from one
+/// shared index and try each on the fast path (<c>preadv2(RWF_NOWAIT)</c>), recording per member the bytes it got or
+/// that it missed (with the cached prefix a partial hit copied). The caller never waits for a helper that has not
+/// started: it claims whatever is left itself, and once every member is claimed it waits only for the members a helper
+/// is copying at that moment (microseconds). Only then does it complete hits and route misses, on its own thread, so
+/// that misses still reach the ring together and nothing touches a buffer after the batch completes: a helper that
+/// starts late finds no member left and touches only this object, which returns to its pool when the caller and every
+/// helper have let go. Pooled: no allocation per batch.
+/// </summary>
+internal sealed class CachedBatchShare : IThreadPoolWorkItem
+{
+    /// <summary>What a member costs besides its bytes, in bytes (a system call's entry and exit, the lookups around it).</summary>
+    internal const int MemberWeight = 4096;
+
+    /// <summary>The default of <see cref="FileIoEngine.BatchShareMinimumWork"/> (measured, docs/benchmarks.md).</summary>
+    internal const int DefaultMinimumWork = 6 * (4096 + MemberWeight);
+
+    /// <summary>The cores this process may run on (its affinity), read once.</summary>
+    internal static readonly int Cores = Environment.ProcessorCount;
+
+    private static readonly OperationPool<CachedBatchShare> s_pool = new(64);
+
+    private ReadOnlyMemory<BatchReadRequest> _requests; // default once the caller has let go
+    private IoEngine _engine;
+    private int _count;
+    private int[] _outcome = new int[32]; // per member: bytes read (>= 0), or ~prefix for a miss
+    private int _references;              // the caller's and each queued helper's
+    private int _participants;            // the caller and its helpers
+    private PaddedCounters _counters;
+
+    private CachedBatchShare()
+    {
+    }
+
+    /// <summary>Starts sharing <paramref name="requests"/> with <paramref name="helpers"/> pool work items.</summary>
+    internal static CachedBatchShare Start(ReadOnlyMemory<BatchReadRequest> requests, IoEngine engine, int helpers)
+    {
+        CachedBatchShare share = s_pool.TryRent() ?? new CachedBatchShare();
+        int count = requests.Length;
+        if (share._outcome.Length < count)
+        {
+            share._outcome = new int[Math.Max(count, share._outcome.Length * 2)];
+        }
+        share._requests = requests;
+        share._engine = engine;
+        share._count = count;
+        share._counters = default;
+        share._participants = 1 + helpers;
+        Volatile.Write(ref share._references, 1 + helpers);
+        for (int i = 0; i < helpers; i++)
+        {
+            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(share, preferLocal: false);
+        }
+        return share;
+    }
+
+    /// <summary>The caller's part: claims members until none is left, then waits for those helpers are copying.</summary>
+    internal void Run()
+    {
+        int mine = Claim();
+        int helped = _count - mine;
+        if (helped > 0 && Volatile.Read(ref _counters.HelpersDone) != helped)
+        {
+            SpinWait spin = default;
+            while (Volatile.Read(ref _counters.HelpersDone) != helped)
+            {
+                spin.SpinOnce(sleep1Threshold: -1);
+            }
+        }
+    }
+
+    /// <summary>Whether member <paramref name="index"/> was served from the cache (<paramref name="bytes"/> read); else the bytes of its cached prefix.</summary>
+    internal bool Served(int index, out int bytes)
+    {
+        int outcome = _outcome[index];
+        bytes = outcome >= 0 ? outcome : ~outcome;
+        return outcome >= 0;
+    }
+
+    /// <summary>The caller is done with the outcomes.</summary>
+    internal void Release()
+    {
+        _requests = default;
+        Unreference();
+    }
+
+    void IThreadPoolWorkItem.Execute()
+    {
+        int done = Claim();
+        if (done > 0)
+        {
+            Interlocked.Add(ref _counters.HelpersDone, done);
+        }
+        Unreference();
+    }
+
+    // Claims and tries members until none is left; returns how many this thread did. Claims are guided: a run of a
+    // quarter of each participant's share of what is left, so that the contended index is taken a few times per
+    // batch rather than once per member, and the runs shrink to single members at the end, where the caller may wait.
+    private int Claim()
+    {
+        int done = 0;
+        int divisor = 4 * _participants;
+        SafeFileHandle? lastHandle = null; // a batch's members mostly share a handle: its facts are looked up once per run
+        FastPath.HandleFacts? facts = null;
+        int next = Volatile.Read(ref _counters.Next);
+        while (true)
+        {
+            int remaining = _count - next;
+            if (remaining <= 0)
+            {
+                return done;
+            }
+            int take = Math.Max(1, remaining / divisor);
+            int seen = Interlocked.CompareExchange(ref _counters.Next, next + take, next);
+            if (seen != next)
+            {
+                next = seen;
+                continue;
+            }
+            ReadOnlySpan<BatchReadRequest> requests = _requests.Span;
+            for (int index = next; index < next + take; index++)
+            {
+                _outcome[index] = Try(requests[index], ref lastHandle, ref facts);
+            }
+            done += take;
+            next = Volatile.Read(ref _counters.Next);
+        }
+    }
+
+    private int Try(in BatchReadRequest request, ref SafeFileHandle? lastHandle, ref FastPath.HandleFacts? facts)
+    {
+        try
+        {
+            SafeFileHandle handle = request.Handle;
+            if (!ReferenceEquals(handle, lastHandle))
+            {
+                facts = FastPath.HandleFacts.Of(handle);
+                lastHandle = handle;
+            }
+            Memory<byte> buffer = request.Buffer;
+            long offset = SafeFileHandleInternals.CanSeek(handle) ? request.FileOffset : -1;
+            if (FastPath.ReadFastPath.TryComplete(handle, facts!, ref buffer, ref offset, _engine, out int prefix, out int completed))
+            {
+                return completed;
+            }
+            return ~prefix;
+        }
+        catch (Exception)
+        {
+            return ~0; // the engine's own path reads it again and reports the error as a lone read would
+        }
+    }
+
+    private void Unreference()
+    {
+        if (Interlocked.Decrement(ref _references) == 0)
+        {
+            s_pool.Return(this);
+        }
+    }
+
+    // The claim index and the helpers' count on cache lines of their own: both are written by every thread.
+    [System.Runtime.InteropServices.StructLayout(System.Runtime.InteropServices.LayoutKind.Explicit, Size = 192)]
+    private struct PaddedCounters
+    {
+        [System.Runtime.InteropServices.FieldOffset(64)]
+        public int Next;
+
+        [System.Runtime.InteropServices.FieldOffset(128)]
+        public int HelpersDone;
+    }
 }

@@ -12,7 +12,8 @@ namespace Spindle.Engines;
 ///      durable write      buffered regular file                       Pool     io-wq runs one file's buffered writes one at a time: concurrent durable writers would wait for a flush each
 ///      durable write      file or block device, nothing else in flight Pool    one hop, as row 9
 ///      durable write      anything else                               Ring     IORING_OP_WRITE with RWF_DSYNC (else a write linked to an fdatasync)
-/// 13   read batch         each request as a read (rows 1–10); a batch of two or more is "others in flight" for its own reads
+/// 13   read batch         each request as a read (rows 1–10); a batch of two or more is "others in flight" for its own reads;
+///                         the fast path's copies are shared with pool threads above a measured amount (FileIoEngine.Batch.cs)
 /// </code>
 /// </summary>
 internal static partial class Router

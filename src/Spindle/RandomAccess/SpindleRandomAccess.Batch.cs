@@ -14,8 +14,10 @@ public static partial class SpindleRandomAccess
     /// Every result is what <see cref="ReadAsync(Microsoft.Win32.SafeHandles.SafeFileHandle, Memory{byte}, long, CancellationToken)"/>
     /// would have returned or thrown for that request. Arguments are checked for every request before any read
     /// starts (null or closed handles, negative offsets, <c>O_DIRECT</c> alignment): a bad one throws and nothing is read.
-    /// On the io_uring engine cached data is copied on the calling thread and the other reads are handed to the ring
-    /// together, so that they go to the kernel in one submission; the task completes once, when the last read has.
+    /// On the io_uring engine cached data is copied on the calling thread (with a pool thread sharing the copies when the
+    /// batch is large enough and the process has a second core) and the other reads are handed to the ring together, so
+    /// that they go to the kernel in one submission; the task completes once, when the last read has. No read touches
+    /// its buffer after the task completes.
     /// </remarks>
     /// <param name="requests">The reads.</param>
     /// <param name="results">Receives one result per request, at the request's index; at least as long as <paramref name="requests"/>.</param>

@@ -1,5 +1,6 @@
 using System.Buffers;
 using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.IoUring;
 using Spindle.Tests.Engines;
@@ -281,5 +282,226 @@ public class BatchReadTests
         Assert.Equal(0, results[3].BytesRead);
         Assert.True(results[4].Succeeded);
         Assert.Equal(0, results[4].BytesRead);
+    }
+
+    // A private io_uring engine whose batches always share their cached members with pool work items, with more
+    // helpers than this machine may have cores: the parallel path runs whatever the load and the core count.
+    private static IoUringEngine? SharingEngine(int helpers = 3)
+    {
+        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
+            return null;
+        }
+        engine.BatchShareMinimumWork = 0;
+        engine.BatchShareHelpers = helpers;
+        return engine;
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(3)]
+    public async Task A_shared_batch_gives_every_request_what_System_IO_ReadAsync_gives_it_and_leaves_its_buffers_alone_after(int helpers)
+    {
+        if (SharingEngine(helpers) is not IoUringEngine engine)
+        {
+            return;
+        }
+        using var dir = new TempDirectory(AppContext.BaseDirectory); // a disk: evicted pages are read from it
+        byte[] aData = Data(1 << 20, 11);
+        File.WriteAllBytes(dir.File("a"), aData);
+        File.WriteAllBytes(dir.File("b"), Data(5_000, 12));
+        File.WriteAllBytes(dir.File("w"), Data(100, 13));
+        using SafeFileHandle a = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle b = SpindleFile.OpenHandle(dir.File("b"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle writeOnly = SpindleFile.OpenHandle(dir.File("w"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite);
+        using SafeFileHandle systemA = File.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle systemB = File.OpenHandle(dir.File("b"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using SafeFileHandle systemWriteOnly = File.OpenHandle(dir.File("w"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite);
+
+        var random = new Random(43);
+        var finished = new List<byte[]>(); // buffers of completed batches, filled with 0xAA after their batch completed
+        for (int round = 0; round < 200; round++)
+        {
+            if (round % 20 == 0)
+            {
+                // Part of the big file leaves the page cache: members that miss (or hit only a prefix) go to the ring.
+                System.IO.RandomAccess.FlushToDisk(systemA);
+                TestLibc.PosixFAdvise((int)systemA.DangerousGetHandle(), random.NextInt64(0, 1 << 19), 1 << 18, TestLibc.POSIX_FADV_DONTNEED);
+            }
+            int count = random.Next(2, 70);
+            var requests = new BatchReadRequest[count];
+            var expected = new (SafeFileHandle Handle, byte[] Buffer, long Offset)[count];
+            for (int i = 0; i < count; i++)
+            {
+                int which = random.Next(10);
+                (SafeFileHandle ours, SafeFileHandle theirs, long size) = which switch
+                {
+                    < 6 => (a, systemA, 1L << 20),
+                    < 9 => (b, systemB, 5_000L),
+                    _ => (writeOnly, systemWriteOnly, 100L),
+                };
+                long offset = random.Next(4) == 0 ? random.NextInt64(size - 10, size + 5000) : random.NextInt64(0, size);
+                int length = random.Next(8) == 0 ? 0 : random.Next(1, 70_000);
+                requests[i] = new BatchReadRequest(ours, new byte[length], offset);
+                expected[i] = (theirs, new byte[length], offset);
+            }
+            var results = new BatchReadResult[count];
+            await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
+            for (int i = 0; i < count; i++)
+            {
+                int theirCount = 0;
+                Exception? theirError = null;
+                try
+                {
+                    theirCount = await System.IO.RandomAccess.ReadAsync(expected[i].Handle, expected[i].Buffer, expected[i].Offset);
+                }
+                catch (Exception e)
+                {
+                    theirError = e;
+                }
+                if (theirError is not null)
+                {
+                    Assert.False(results[i].Succeeded, $"round {round}, request {i}: System.IO threw {theirError.GetType().Name}");
+                    Assert.IsType(theirError.GetType(), results[i].Exception);
+                    Assert.Equal(theirError.HResult, results[i].Exception!.HResult);
+                    continue;
+                }
+                Assert.True(results[i].Succeeded, $"round {round}, request {i}: {results[i].Exception}");
+                Assert.Equal(theirCount, results[i].BytesRead);
+                Assert.Equal(expected[i].Buffer, requests[i].Buffer.ToArray());
+            }
+            foreach (BatchReadRequest request in requests)
+            {
+                Assert.True(System.Runtime.InteropServices.MemoryMarshal.TryGetArray<byte>(request.Buffer, out ArraySegment<byte> buffer));
+                Array.Fill(buffer.Array!, (byte)0xAA);
+                finished.Add(buffer.Array!);
+            }
+        }
+        // Helpers that started after their batch completed found nothing to claim: no finished batch's buffer changed.
+        Assert.All(finished, buffer => Assert.All(buffer, x => Assert.Equal(0xAA, x)));
+    }
+
+    [Fact]
+    public async Task A_shared_batch_sends_its_uncached_members_to_the_ring_in_one_io_uring_enter()
+    {
+        if (SharingEngine() is not IoUringEngine engine)
+        {
+            return;
+        }
+        using var dir = new TempDirectory(AppContext.BaseDirectory); // a disk: the router reads memory-backed O_DIRECT storage inline
+        string path = dir.File("direct");
+        File.WriteAllBytes(path, Data(1 << 20, 14));
+        File.WriteAllBytes(dir.File("cached"), Data(1 << 20, 15));
+        using SafeFileHandle handle = SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+        using SafeFileHandle cached = SpindleFile.OpenHandle(dir.File("cached"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        if (HandleFacts.Of(handle).SynchronousBackend)
+        {
+            Console.WriteLine("the test directory is on memory-backed storage: O_DIRECT reads run inline there, not on the ring.");
+            return;
+        }
+        using SafeFileHandle system = File.OpenHandle(path);
+        using SafeFileHandle systemCached = File.OpenHandle(dir.File("cached"));
+        using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(64 * 4096);
+        Memory<byte> memory = owner.Memory;
+        // O_DIRECT members (never on the fast path) between cached ones.
+        var requests = new BatchReadRequest[64];
+        for (int i = 0; i < 64; i++)
+        {
+            requests[i] = new BatchReadRequest(i % 2 == 0 ? handle : cached, memory.Slice(i * 4096, 4096), (long)((i * 7919) % 256) * 4096);
+        }
+        var results = new BatchReadResult[64];
+        await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout); // warm-up
+
+        Assert.True(SpinWait.SpinUntil(() => engine.Thread.IsSleeping, Timeout));
+        long enters = engine.Thread.SubmittingEnters;
+        Array.Clear(results);
+        memory.Span.Clear();
+        await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
+        Assert.Equal(1, engine.Thread.SubmittingEnters - enters);
+        Assert.True(engine.Thread.MaxInFlight >= 32, $"at most {engine.Thread.MaxInFlight} SQEs were in flight together");
+        for (int i = 0; i < 64; i++)
+        {
+            byte[] expected = new byte[4096];
+            Assert.Equal(4096, System.IO.RandomAccess.Read(i % 2 == 0 ? system : systemCached, expected, requests[i].FileOffset));
+            Assert.True(results[i].Succeeded, results[i].Exception?.ToString());
+            Assert.Equal(4096, results[i].BytesRead);
+            Assert.Equal(expected, requests[i].Buffer.ToArray());
+        }
+    }
+
+    [Fact]
+    public async Task Cancelling_a_shared_batch_cancels_its_waiting_read_and_keeps_the_cached_ones()
+    {
+        if (SharingEngine() is not IoUringEngine engine)
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] data = Data(100_000, 16);
+        File.WriteAllBytes(dir.File("a"), data);
+        using SafeFileHandle file = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        using var fifo = new Fifo(dir.File("fifo"));
+        byte[] fromPipe = new byte[100];
+        Array.Fill(fromPipe, (byte)0xAA);
+        var requests = new BatchReadRequest[33];
+        for (int i = 0; i < 32; i++)
+        {
+            requests[i] = new BatchReadRequest(file, new byte[3000], i * 3000);
+        }
+        requests[32] = new BatchReadRequest(fifo.Reader, fromPipe, 0);
+        var results = new BatchReadResult[33];
+        using var cts = new CancellationTokenSource();
+
+        ValueTask batch = engine.ReadBatchAsync(requests, results, cts.Token);
+        await Task.Delay(100);
+        Assert.False(batch.IsCompleted); // the pipe is empty: its read waits in the kernel
+        cts.Cancel();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await batch.AsTask().WaitAsync(Timeout));
+
+        for (int i = 0; i < 32; i++)
+        {
+            Assert.True(results[i].Succeeded, results[i].Exception?.ToString());
+            Assert.Equal(3000, results[i].BytesRead);
+            Assert.Equal(data.AsSpan(i * 3000, 3000).ToArray(), requests[i].Buffer.ToArray());
+        }
+        Assert.IsAssignableFrom<OperationCanceledException>(results[32].Exception);
+        await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 1 }, 0);
+        await Task.Delay(100);
+        Assert.All(fromPipe, x => Assert.Equal(0xAA, x));
+    }
+
+    [Fact]
+    public void Small_batches_stay_on_the_callers_thread_and_larger_ones_are_shared_only_with_a_second_core()
+    {
+        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        {
+            return;
+        }
+        using var dir = new TempDirectory();
+        File.WriteAllBytes(dir.File("a"), Data(1 << 20, 17));
+        using SafeFileHandle a = SpindleFile.OpenHandle(dir.File("a"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        BatchReadRequest[] Batch(int count, int size) => Enumerable.Range(0, count).Select(i => new BatchReadRequest(a, new byte[size], i * size)).ToArray();
+        bool Shared(BatchReadRequest[] requests)
+        {
+            CachedBatchShare? share = engine.TryShareCachedMembers(requests);
+            if (share is null)
+            {
+                return false;
+            }
+            share.Run();
+            share.Release();
+            return true;
+        }
+
+        bool secondCore = Environment.ProcessorCount > 1 && ReadFastPath.Enabled;
+        Assert.False(Shared(Batch(2, 4096)));
+        Assert.False(Shared(Batch(5, 4096)));
+        Assert.False(Shared(Batch(2, 16384)));
+        Assert.Equal(secondCore, Shared(Batch(6, 4096)));
+        Assert.Equal(secondCore, Shared(Batch(32, 4096)));
+        Assert.Equal(secondCore, Shared(Batch(2, 65536)));
+        engine.BatchShareHelpers = 0;
+        Assert.False(Shared(Batch(32, 65536)));
     }
 }

@@ -8,7 +8,10 @@ namespace Spindle.Engines.IoUring;
 /// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
 /// or ring); the ring's share is queued whole and the ring thread woken once, so that it places them all and submits them
 /// with one <c>io_uring_enter</c> when it was asleep (awake, busy with other work, it may take them over two passes).
-/// One task for the caller, completed once by the last read.
+/// One task for the caller, completed once by the last read. A batch with enough cached copying for a second core to
+/// pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members from the caller
+/// and pool work items together (<see cref="CachedBatchShare"/>); the caller then completes the hits and routes the
+/// misses as above, so that they still reach the ring together.
 /// </summary>
 internal sealed partial class IoUringEngine
 {
@@ -21,69 +24,107 @@ internal sealed partial class IoUringEngine
         }
         IoUringBatch batch = IoUringBatch.Rent(this, results, span.Length, cancellationToken);
         bool queued = false;
-        const bool othersInFlight = true; // a batch's reads overlap each other
-        for (int i = 0; i < span.Length; i++)
+        // Enough cached copying for a second core to pay off: the caller and pool threads try the fast path on the
+        // members together first (FileIoEngine.Batch.cs), then the caller completes the hits and routes the rest.
+        CachedBatchShare? share = TryShareCachedMembers(requests);
+        if (share is not null)
         {
-            BatchReadRequest request = span[i];
-            IoUringOperation? operation = null;
-            try
+            share.Run();
+            for (int i = 0; i < span.Length; i++)
             {
-                SafeFileHandle handle = request.Handle;
-                Memory<byte> buffer = request.Buffer;
-                long offset = BatchOffset(request);
-                // A batch's member arrives as a raw handle: its facts are looked up once, here, and travel on.
-                HandleFacts facts = HandleFacts.Of(handle);
-                int prefix = 0;
-                if (ReadFastPath.Enabled && ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, Kind, out prefix, out int completed))
+                if (share.Served(i, out int bytes))
                 {
-                    batch.MemberCompleted(i, completed, null, onRing: false);
-                    continue;
+                    batch.MemberCompleted(i, bytes, null, onRing: false);
                 }
-                Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight);
-                switch (mechanism)
+                else
                 {
-                    case Mechanism.Inline:
-                        batch.MemberCompleted(i, SyncEngine.Read(handle, buffer, offset, prefix).GetAwaiter().GetResult(), null, onRing: false);
-                        continue;
-                    case Mechanism.Pool:
-                    case Mechanism.Blocking:
-                        ValueTask<int> read = ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, offset, prefix, cancellationToken, Kind);
-                        if (read.IsCompleted)
-                        {
-                            batch.MemberCompleted(i, read.GetAwaiter().GetResult(), null, onRing: false);
-                        }
-                        else
-                        {
-                            _ = AwaitPooledReadAsync(read, batch, i);
-                        }
-                        continue;
+                    queued |= StartBatchMember(batch, span[i], i, tryFastPath: false, bytes, cancellationToken);
                 }
-                operation = Rent(facts.MayBlockIndefinitely);
-                operation.PrepareRead(handle, buffer, offset, prefix);
             }
-            catch (Exception e)
+            share.Release();
+        }
+        else
+        {
+            for (int i = 0; i < span.Length; i++)
             {
-                if (operation is not null)
-                {
-                    Abandon(operation);
-                }
-                batch.MemberCompleted(i, 0, e, onRing: false);
-                continue;
+                queued |= StartBatchMember(batch, span[i], i, tryFastPath: ReadFastPath.Enabled, 0, cancellationToken);
             }
-            operation.JoinBatch(batch, i);
-            if (!operation.MayBlock)
-            {
-                FileRequestsInFlight.Enter(); // left in IoUringOperation.Complete, as for a single request
-            }
-            operation.Arm(cancellationToken);
-            Thread.Queue(operation);
-            queued = true;
         }
         if (queued)
         {
             Thread.Wake();
         }
         return batch.Release();
+    }
+
+    /// <summary>
+    /// Starts member <paramref name="index"/>: the fast path when <paramref name="tryFastPath"/> (else its cached
+    /// <paramref name="prefix"/> was already copied), then where the router sends it. True when it was queued on the
+    /// ring (the caller wakes the ring once, after the last member).
+    /// </summary>
+    private bool StartBatchMember(IoUringBatch batch, in BatchReadRequest request, int index, bool tryFastPath, int prefix, CancellationToken cancellationToken)
+    {
+        const bool othersInFlight = true; // a batch's reads overlap each other
+        IoUringOperation? operation = null;
+        try
+        {
+            SafeFileHandle handle = request.Handle;
+            Memory<byte> buffer = request.Buffer;
+            long offset = BatchOffset(request);
+            // A batch's member arrives as a raw handle: its facts are looked up once, here, and travel on.
+            HandleFacts facts = HandleFacts.Of(handle);
+            if (tryFastPath)
+            {
+                if (ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, Kind, out prefix, out int completed))
+                {
+                    batch.MemberCompleted(index, completed, null, onRing: false);
+                    return false;
+                }
+            }
+            else if (prefix > 0)
+            {
+                buffer = buffer.Slice(prefix);
+                offset += prefix;
+            }
+            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight);
+            switch (mechanism)
+            {
+                case Mechanism.Inline:
+                    batch.MemberCompleted(index, SyncEngine.Read(handle, buffer, offset, prefix).GetAwaiter().GetResult(), null, onRing: false);
+                    return false;
+                case Mechanism.Pool:
+                case Mechanism.Blocking:
+                    ValueTask<int> read = ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, offset, prefix, cancellationToken, Kind);
+                    if (read.IsCompleted)
+                    {
+                        batch.MemberCompleted(index, read.GetAwaiter().GetResult(), null, onRing: false);
+                    }
+                    else
+                    {
+                        _ = AwaitPooledReadAsync(read, batch, index);
+                    }
+                    return false;
+            }
+            operation = Rent(facts.MayBlockIndefinitely);
+            operation.PrepareRead(handle, buffer, offset, prefix);
+        }
+        catch (Exception e)
+        {
+            if (operation is not null)
+            {
+                Abandon(operation);
+            }
+            batch.MemberCompleted(index, 0, e, onRing: false);
+            return false;
+        }
+        operation.JoinBatch(batch, index);
+        if (!operation.MayBlock)
+        {
+            FileRequestsInFlight.Enter(); // left in IoUringOperation.Complete, as for a single request
+        }
+        operation.Arm(cancellationToken);
+        Thread.Queue(operation);
+        return true;
     }
 
     // A read the router sent to a pool thread (a character device): rare, so an allocation is acceptable.

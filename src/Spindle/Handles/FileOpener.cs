@@ -165,7 +165,7 @@ internal static partial class FileOpener
         // Without write access open(2) accepts a directory; reject it from the descriptor to avoid races.
         if ((access & FileAccess.Write) == 0)
         {
-            int fileType = FileType(fd, path, out long size);
+            int fileType = FileType(fd, path, out long size, out ulong device);
             if (request.MayNotHaveWaited && fileType is LinuxConstants.S_IFIFO or LinuxConstants.S_IFCHR)
             {
                 return FinishResult.OpenBlocking;
@@ -180,6 +180,11 @@ internal static partial class FileOpener
                 // Known seekable now: spares the lseek probe System.IO's own open spares too.
                 SafeFileHandleInternals.MarkSeekable(handle);
                 length = size;
+                if (device != 0)
+                {
+                    // Where its close may wait (a stream's asynchronous dispose asks), known now for a dictionary lookup.
+                    opened = opened.WithFileSystem(LocalFileSystems.IsLocal(device, fd));
+                }
             }
         }
 
@@ -248,12 +253,13 @@ internal static partial class FileOpener
     }
 
     /// <summary>The S_IFMT bits of the open file; the fstat system call where its layout is known, as FileStream makes it.</summary>
-    private static unsafe int FileType(int fd, string path, out long size)
+    private static unsafe int FileType(int fd, string path, out long size, out ulong device)
     {
         size = -1;
+        device = 0;
         if (Libc.FStatLayoutKnown)
         {
-            if (Libc.FStat(fd, out size, out int mode) != 0)
+            if (Libc.FStat(fd, out size, out int mode, out device) != 0)
             {
                 throw IoErrors.ForErrno(Errno.Last, path);
             }

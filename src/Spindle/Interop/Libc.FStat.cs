@@ -19,16 +19,21 @@ internal static unsafe partial class Libc
     internal static int FStatSize(int fd, out long size) => FStat(fd, out size, out _);
 
     /// <summary>As <see cref="FStatSize"/>, also giving <c>st_mode</c> (file type and permission bits).</summary>
+    internal static int FStat(int fd, out long size, out int mode) => FStat(fd, out size, out mode, out _);
+
+    /// <summary>As <see cref="FStat(int, out long, out int)"/>, also giving <c>st_dev</c> (the device of the file's file system).</summary>
     [SkipLocalsInit] // the kernel fills the stat buffer; zeroing it first is wasted
-    internal static unsafe int FStat(int fd, out long size, out int mode)
+    internal static unsafe int FStat(int fd, out long size, out int mode, out ulong device)
     {
         byte* status = stackalloc byte[StatSize];
         if (Syscall(s_fstatNumber, fd, (long)status, 0, 0, 0, 0) != 0)
         {
             size = 0;
             mode = 0;
+            device = 0;
             return -1;
         }
+        device = *(ulong*)status; // st_dev comes first on x86-64 and arm64
         size = *(long*)(status + StatSizeOffset);
         mode = (int)*(uint*)(status + s_statModeOffset);
         return 0;

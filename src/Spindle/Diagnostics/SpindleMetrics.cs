@@ -94,7 +94,11 @@ internal static class SpindleMetrics
         {
             s_byteCount.Add(bytes);
         }
-        s_instruments?.Operation(engine, direction, bytes, mechanism);
+        // Checked here, so that with no listener the meter costs no call.
+        if (s_instruments is { OperationsEnabled: true } instruments)
+        {
+            instruments.Operation(engine, direction, bytes, mechanism);
+        }
     }
 
     /// <summary>A timestamp to pass to <see cref="Duration"/> when a listener records durations, else 0 (no clock read).</summary>
@@ -215,13 +219,11 @@ internal sealed class SpindleInstruments
 
     internal bool DurationEnabled => _duration.Enabled;
 
+    internal bool OperationsEnabled => _operations.Enabled || _bytes.Enabled;
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     internal void Operation(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
     {
-        if (!_operations.Enabled && !_bytes.Enabled)
-        {
-            return;
-        }
         try
         {
             var engineTag = new KeyValuePair<string, object?>(SpindleMetrics.EngineTag, s_engineNames[(int)engine]);

@@ -252,21 +252,27 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
             FlushWrite();
             return _os.Seek(offset, origin);
         }
+        // Through the sealed type the calls below are direct ones the JIT can inline, not virtual calls; a layer
+        // that cannot seek throws the NotSupportedException it always did.
+        if (_os is not SeekableFileStreamStrategy os)
+        {
+            return _os.Seek(offset, origin);
+        }
 
         // The layer below is ahead of this stream by the unread part of the buffer.
         if (_readLen - _readPos > 0 && origin == SeekOrigin.Current)
         {
             offset -= _readLen - _readPos;
         }
-        long oldPosition = Position;
-        long newPosition = _os.Seek(offset, origin);
+        long oldPosition = os.Position + (_readPos - _readLen);
+        long newPosition = os.Seek(offset, origin);
 
         // A destination inside the read buffer keeps it.
         long readPos = newPosition - (oldPosition - _readPos);
         if (readPos >= 0 && readPos < _readLen)
         {
             _readPos = (int)readPos;
-            _os.Seek(_readLen - _readPos, SeekOrigin.Current);
+            os.Seek(_readLen - _readPos, SeekOrigin.Current);
         }
         else
         {

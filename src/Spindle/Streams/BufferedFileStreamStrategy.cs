@@ -102,15 +102,23 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
                 FlushWrite();
             }
             // Large requests, and any request on a pipe (where filling the buffer could block for data
-            // the caller did not ask for), go straight to the layer below.
-            if (!_os.CanSeek || destination.Length >= _bufferSize)
+            // the caller did not ask for), go straight to the layer below; the others fill the buffer. One
+            // call for both, so that the code the JIT inlines there from one pattern's profile serves the other.
+            bool direct = !_os.CanSeek || destination.Length >= _bufferSize;
+            if (direct)
             {
                 _readPos = 0;
                 _readLen = 0;
-                return _os.Read(destination);
             }
-            EnsureBufferAllocated();
-            available = _os.Read(_buffer.AsSpan(0, _bufferSize));
+            else
+            {
+                EnsureBufferAllocated();
+            }
+            available = _os.Read(direct ? destination : _buffer.AsSpan(0, _bufferSize));
+            if (direct)
+            {
+                return available;
+            }
             if (available == 0)
             {
                 return 0;

@@ -57,15 +57,15 @@ internal static class SpindleMetrics
     /// <summary>The name of the operation duration histogram (seconds).</summary>
     internal const string DurationName = "spindle.io.operation.duration";
 
-    // Plain totals, readable without a MeterListener; striped so that concurrent I/O on several
-    // cores does not contend on one cache line. They need nothing beyond the core library, so they
-    // count even in a process that could not load the meter's assembly.
-    private static readonly StripedCounter s_operationCount = new();
-    private static readonly StripedCounter s_byteCount = new();
-    private static readonly StripedCounter s_submissionCount = new();
-    private static readonly StripedCounter s_fastPathHitCount = new();
-    private static readonly StripedCounter s_fallbackCount = new();
-    private static readonly StripedCounter s_inlineWriteCount = new();
+    // Plain totals, readable without a MeterListener; counted per thread, so that counting an operation
+    // costs no atomic instruction and concurrent I/O shares no cache line. They need none of the meter's
+    // assemblies, so they count even in a process that could not load them.
+    private static readonly ThreadCounter s_operationCount = new();
+    private static readonly ThreadCounter s_byteCount = new();
+    private static readonly ThreadCounter s_submissionCount = new();
+    private static readonly ThreadCounter s_fastPathHitCount = new();
+    private static readonly ThreadCounter s_fallbackCount = new();
+    private static readonly ThreadCounter s_inlineWriteCount = new();
 
     // The meter's instruments, created when Spindle's assemblies are loaded (see DependencyLoader); null
     // before, or when the meter's assembly could not be loaded (then only the totals count).
@@ -74,7 +74,7 @@ internal static class SpindleMetrics
 
     // Recording happens after I/O that succeeded, so nothing in it may fail: until DependencyLoader has
     // settled (a process out of descriptors at its first Spindle call), nothing is recorded, because even
-    // the totals' code needs an assembly beyond the core library (System.Threading.Thread).
+    // the totals' code needs assemblies beyond the core library (System.Threading, System.Collections).
     private static bool Recording => DependencyLoader.Settled || DependencyLoader.TrySettle();
 
     internal static void Operation(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
@@ -94,7 +94,11 @@ internal static class SpindleMetrics
         {
             s_byteCount.Add(bytes);
         }
-        s_instruments?.Operation(engine, direction, bytes, mechanism);
+        // Checked here, so that with no listener the meter costs no call.
+        if (s_instruments is { OperationsEnabled: true } instruments)
+        {
+            instruments.Operation(engine, direction, bytes, mechanism);
+        }
     }
 
     /// <summary>A timestamp to pass to <see cref="Duration"/> when a listener records durations, else 0 (no clock read).</summary>
@@ -163,7 +167,7 @@ internal static class SpindleMetrics
         s_inlineWriteCount.Read());
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void Count(StripedCounter counter) => counter.Add(1);
+    private static void Count(ThreadCounter counter) => counter.Add(1);
 
     /// <summary>Creates the meter (once Spindle's assemblies are loaded, while descriptors are free: the meter loads more of its own).</summary>
     internal static void CreateInstruments()
@@ -215,13 +219,11 @@ internal sealed class SpindleInstruments
 
     internal bool DurationEnabled => _duration.Enabled;
 
+    internal bool OperationsEnabled => _operations.Enabled || _bytes.Enabled;
+
     [MethodImpl(MethodImplOptions.NoInlining)]
     internal void Operation(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
     {
-        if (!_operations.Enabled && !_bytes.Enabled)
-        {
-            return;
-        }
         try
         {
             var engineTag = new KeyValuePair<string, object?>(SpindleMetrics.EngineTag, s_engineNames[(int)engine]);

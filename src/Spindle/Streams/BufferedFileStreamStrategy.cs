@@ -102,15 +102,23 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
                 FlushWrite();
             }
             // Large requests, and any request on a pipe (where filling the buffer could block for data
-            // the caller did not ask for), go straight to the layer below.
-            if (!_os.CanSeek || destination.Length >= _bufferSize)
+            // the caller did not ask for), go straight to the layer below; the others fill the buffer. One
+            // call for both, so that the code the JIT inlines there from one pattern's profile serves the other.
+            bool direct = !_os.CanSeek || destination.Length >= _bufferSize;
+            if (direct)
             {
                 _readPos = 0;
                 _readLen = 0;
-                return _os.Read(destination);
             }
-            EnsureBufferAllocated();
-            available = _os.Read(_buffer.AsSpan(0, _bufferSize));
+            else
+            {
+                EnsureBufferAllocated();
+            }
+            available = _os.Read(direct ? destination : _buffer.AsSpan(0, _bufferSize));
+            if (direct)
+            {
+                return available;
+            }
             if (available == 0)
             {
                 return 0;
@@ -252,21 +260,27 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
             FlushWrite();
             return _os.Seek(offset, origin);
         }
+        // Through the sealed type the calls below are direct ones the JIT can inline, not virtual calls; a layer
+        // that cannot seek throws the NotSupportedException it always did.
+        if (_os is not SeekableFileStreamStrategy os)
+        {
+            return _os.Seek(offset, origin);
+        }
 
         // The layer below is ahead of this stream by the unread part of the buffer.
         if (_readLen - _readPos > 0 && origin == SeekOrigin.Current)
         {
             offset -= _readLen - _readPos;
         }
-        long oldPosition = Position;
-        long newPosition = _os.Seek(offset, origin);
+        long oldPosition = os.Position + (_readPos - _readLen);
+        long newPosition = os.Seek(offset, origin);
 
         // A destination inside the read buffer keeps it.
         long readPos = newPosition - (oldPosition - _readPos);
         if (readPos >= 0 && readPos < _readLen)
         {
             _readPos = (int)readPos;
-            _os.Seek(_readLen - _readPos, SeekOrigin.Current);
+            os.Seek(_readLen - _readPos, SeekOrigin.Current);
         }
         else
         {

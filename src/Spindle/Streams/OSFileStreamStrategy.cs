@@ -25,6 +25,8 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     protected readonly FileIoEngine _engine;
     // Whether the handle was opened for asynchronous I/O.
     private readonly bool _isAsync;
+    // Whether the file has positions (the seekable subclass); a field, so that CanSeek is a direct call on every read and seek.
+    private readonly bool _hasPositions;
     // What the stream's open learned about the file, from which the first asynchronous operation learns the
     // handle's facts (sparing up to three system calls per stream); unknown for a handle opened elsewhere.
     private readonly OpenedFile _opened;
@@ -32,8 +34,9 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     // so that no operation looks them up; null until then (a stream used synchronously never needs them).
     private HandleFacts? _facts;
 
-    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened)
+    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened, bool hasPositions)
     {
+        _hasPositions = hasPositions;
         _fileHandle = handle;
         _access = access;
         _isAsync = isAsync;
@@ -44,6 +47,8 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     public sealed override bool CanRead => !_fileHandle.IsClosed && (_access & FileAccess.Read) != 0;
 
     public sealed override bool CanWrite => !_fileHandle.IsClosed && (_access & FileAccess.Write) != 0;
+
+    public sealed override bool CanSeek => _hasPositions && !_fileHandle.IsClosed;
 
     internal sealed override bool IsAsync => _isAsync;
 

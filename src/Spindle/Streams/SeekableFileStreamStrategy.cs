@@ -22,13 +22,11 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
 
     internal SeekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, long position, long appendStart,
         in OpenedFile opened)
-        : base(handle, access, isAsync, engine, opened)
+        : base(handle, access, isAsync, engine, opened, hasPositions: true)
     {
         _filePosition = position;
         _appendStart = appendStart;
     }
-
-    public override bool CanSeek => !_fileHandle.IsClosed;
 
     // Asked of the kernel on every call, as FileStream does on Linux: FileShare's flock is advisory, so a
     // writer that takes no lock may change the file even when the share mode forbids writers.

@@ -16,11 +16,9 @@ internal sealed class UnseekableFileStreamStrategy : OSFileStreamStrategy
     private const long NoOffset = -1;
 
     internal UnseekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened)
-        : base(handle, access, isAsync, engine, opened)
+        : base(handle, access, isAsync, engine, opened, hasPositions: false)
     {
     }
-
-    public override bool CanSeek => false;
 
     public override long Length => throw new NotSupportedException("Stream does not support seeking.");
 

@@ -165,9 +165,10 @@ public static class Harness
     private static int BatchSize(HarnessSettings settings, double invocationNs) =>
         (int)Math.Clamp(Math.Ceiling(settings.RoundTime.TotalNanoseconds / Math.Max(invocationNs, 1)), 1, MaxInvocationsPerBatch);
 
-    // The pilot stage: runs batches of about a round's length until the warm-up time has passed and two
-    // batches in a row agree within 5 % per invocation (JIT tiers, page cache and pools have settled), or
-    // four times the warm-up time has passed; returns the last batch's time per invocation.
+    // The pilot stage: runs batches of about a round's length until the warm-up time has passed, two
+    // batches in a row agree within 5 % per invocation and the JIT compiled nothing during the last batch
+    // (page cache, pools and the tier-1 recompilations have settled: code still at tier 0 can run steadily),
+    // or four times the warm-up time has passed; returns the last batch's time per invocation.
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private static async ValueTask<double> WarmUpAsync(Workload row, Contender contender, HarnessSettings settings, CancellationToken cancellation)
     {
@@ -177,6 +178,7 @@ public static class Harness
         while (true)
         {
             cancellation.ThrowIfCancellationRequested();
+            long compiled = System.Runtime.JitInfo.GetCompiledMethodCount();
             long t0 = Stopwatch.GetTimestamp();
             for (int n = 0; n < invocations; n++)
             {
@@ -185,7 +187,8 @@ public static class Harness
             last = Stopwatch.GetElapsedTime(t0).TotalNanoseconds / invocations;
             batches++;
             TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-            bool settled = batches >= 3 && Math.Abs(last - previous) <= 0.05 * previous;
+            bool settled = batches >= 3 && Math.Abs(last - previous) <= 0.05 * previous
+                && System.Runtime.JitInfo.GetCompiledMethodCount() == compiled;
             if ((elapsed >= settings.WarmupTime && settled) || (elapsed >= 4 * settings.WarmupTime && batches >= 2))
             {
                 return last;

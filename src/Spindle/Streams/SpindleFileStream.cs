@@ -514,7 +514,13 @@ public partial class SpindleFileStream : Stream
         _strategy.Unlock(position, length);
     }
 
-    /// <inheritdoc/>
+    /// <summary>
+    /// Writes what is buffered and closes the file asynchronously. On the io_uring engine a close that may wait for
+    /// I/O (a network or FUSE file system, or <see cref="FileOptions.DeleteOnClose"/>, whose close frees the file's
+    /// blocks) is a ring request, so no thread waits for it; on a local file system <c>close(2)</c> returns at once
+    /// and runs on the caller's thread.
+    /// </summary>
+    /// <returns>A task that completes when the file is closed.</returns>
     public override ValueTask DisposeAsync()
     {
         ValueTask pending = _strategy.DisposeAsync();

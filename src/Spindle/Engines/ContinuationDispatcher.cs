@@ -23,6 +23,10 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     private const int RescueIdleMilliseconds = 20_000; // as long as the pool keeps an idle thread
 
     private static readonly AsyncLocal<bool> s_marker = new();
+
+    // The dispatcher whose continuation this thread is running, if any.
+    [ThreadStatic]
+    private static ContinuationDispatcher? t_running;
     private static readonly ContextCallback s_runOne = static state => ((ContinuationDispatcher)state!).RunOne();
 
     private readonly string _name;
@@ -41,6 +45,9 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
 
     /// <summary>Continuations running now (until each returns, or awaits again).</summary>
     internal int Running => Volatile.Read(ref _running);
+
+    /// <summary>Continuations running now on threads other than the caller's (which may be running one itself).</summary>
+    internal int RunningBesidesCaller => Running - (t_running == this ? 1 : 0);
 
     /// <summary>Rescue threads alive now: 0 unless the pool was starved lately.</summary>
     internal int RescueThreads => Volatile.Read(ref _rescueThreads);
@@ -68,12 +75,15 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
         }
         Interlocked.Increment(ref _taken);
         Interlocked.Increment(ref _running);
+        ContinuationDispatcher? outer = t_running;
+        t_running = this;
         try
         {
             item.Execute(); // an exception here is the user's: it ends the process, as on any pool thread
         }
         finally
         {
+            t_running = outer;
             Interlocked.Decrement(ref _running);
         }
         return true;

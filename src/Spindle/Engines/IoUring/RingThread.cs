@@ -160,13 +160,14 @@ internal sealed unsafe class RingThread
         }
     }
 
-    // While continuations occupy every core, a file request need not wake the thread when others of its class are in
-    // the kernel: the thread wakes for the next of their completions anyway and places it then, so each read costs
-    // the continuations one preemption instead of two. Pairs with the fence in Run: either the thread sees the
-    // request before it sleeps, or this sees the count it left (0 wakes it).
+    // While other continuations occupy every core, a file request need not wake the thread when others of its class
+    // are in the kernel: the thread wakes for the next of their completions anyway and places it then, so each read
+    // costs the continuations one preemption instead of two. (The submitter's own continuation does not count: it
+    // usually ends right after, and without others to preempt an early submission keeps the device busy.) Pairs
+    // with the fence in Run: either the thread sees the request before it sleeps, or this sees the count it left.
     private bool CanWaitForNextCompletion(IoUringOperation operation)
     {
-        if (operation.MayBlock || Continuations.Running < s_processors)
+        if (operation.MayBlock || Continuations.RunningBesidesCaller < s_processors)
         {
             return false;
         }

@@ -22,7 +22,7 @@ public static class BenchMarkdown
         text.AppendLine($"- Machine: {report.Machine}");
         text.AppendLine($"- Files in: `{report.Directory}`");
         text.AppendLine($"- Spindle engines: {report.Engines}");
-        text.AppendLine($"- Harness: a warm-up until each contender's time settles, then {report.Settings.Rounds} rounds per contender (at least 7 where a single call is long, to keep the time budget), System.IO and Spindle interleaved; "
+        text.AppendLine($"- Harness: a warm-up until each contender's time settles and its tier-1 code is compiled (the tool runs with the runtime's tier-1 promotion delay at 0), then {report.Settings.Rounds} rounds per contender (at least 7 where a single call is long, to keep the time budget), System.IO and Spindle interleaved; "
             + $"rows whose verdict was still open got up to {report.Settings.MaxRounds} paired rounds of System.IO and Auto; fio: {report.FioVersion ?? FioRunner.NotInstalled}");
         text.AppendLine();
         var summary = new BenchSummary(report.Rows);

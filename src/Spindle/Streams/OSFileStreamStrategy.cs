@@ -23,10 +23,12 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     private readonly FileAccess _access;
     // Runs the *Async operations.
     protected readonly FileIoEngine _engine;
-    // Whether the handle was opened for asynchronous I/O.
-    private readonly bool _isAsync;
-    // Whether the file has positions (the seekable subclass); a field, so that CanSeek is a direct call on every read and seek.
-    private readonly bool _hasPositions;
+    // Whether the handle was opened for asynchronous I/O (IsAsyncFlag); whether the file has positions (HasPositionsFlag:
+    // the seekable subclass; a field, so that CanSeek is a direct call on every read and seek); whether the stream was
+    // opened with FileMode.Append (AppendsFlag: the seekable subclass keeps where the file ended). One byte for the
+    // three keeps the stream object as small as System.IO's.
+    private readonly byte _flags;
+    private const byte IsAsyncFlag = 1, HasPositionsFlag = 2, AppendsFlag = 4;
     // What the stream's open learned about the file, from which the first asynchronous operation learns the
     // handle's facts (sparing up to three system calls per stream); unknown for a handle opened elsewhere.
     private readonly OpenedFile _opened;
@@ -34,12 +36,12 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     // so that no operation looks them up; null until then (a stream used synchronously never needs them).
     private HandleFacts? _facts;
 
-    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened, bool hasPositions)
+    protected OSFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, in OpenedFile opened, bool hasPositions,
+        bool appends = false)
     {
-        _hasPositions = hasPositions;
+        _flags = (byte)((isAsync ? IsAsyncFlag : 0) | (hasPositions ? HasPositionsFlag : 0) | (appends ? AppendsFlag : 0));
         _fileHandle = handle;
         _access = access;
-        _isAsync = isAsync;
         _engine = engine;
         _opened = opened;
     }
@@ -48,9 +50,12 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
 
     public sealed override bool CanWrite => !_fileHandle.IsClosed && (_access & FileAccess.Write) != 0;
 
-    public sealed override bool CanSeek => _hasPositions && !_fileHandle.IsClosed;
+    public sealed override bool CanSeek => (_flags & HasPositionsFlag) != 0 && !_fileHandle.IsClosed;
 
-    internal sealed override bool IsAsync => _isAsync;
+    /// <summary>Whether the stream was opened with FileMode.Append.</summary>
+    private protected bool Appends => (_flags & AppendsFlag) != 0;
+
+    internal sealed override bool IsAsync => (_flags & IsAsyncFlag) != 0;
 
     internal sealed override bool IsClosed => _fileHandle.IsClosed;
 

@@ -17,16 +17,24 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
 {
     // The stream's position; the OS offset of the descriptor is only synchronised when the handle is exposed.
     private long _filePosition;
-    // Where the file ended when it was opened with FileMode.Append, or -1: nothing before it may be overwritten.
-    private readonly long _appendStart;
+    // Where the file ended when it was opened with FileMode.Append, or -1: nothing before it may be overwritten. Kept
+    // beside the few streams that append rather than in every stream, which would make each 8 bytes larger than
+    // System.IO's; only Seek and SetLength ask.
+    private static readonly ConditionalWeakTable<SeekableFileStreamStrategy, StrongBox<long>> s_appendStarts = new();
 
     internal SeekableFileStreamStrategy(SafeFileHandle handle, FileAccess access, bool isAsync, FileIoEngine engine, long position, long appendStart,
         in OpenedFile opened)
-        : base(handle, access, isAsync, engine, opened, hasPositions: true)
+        : base(handle, access, isAsync, engine, opened, hasPositions: true, appends: appendStart != -1)
     {
         _filePosition = position;
-        _appendStart = appendStart;
+        if (Appends)
+        {
+            s_appendStarts.Add(this, new StrongBox<long>(appendStart));
+        }
     }
+
+    // Only for a stream that Appends.
+    private long AppendStart => s_appendStarts.TryGetValue(this, out StrongBox<long>? start) ? start.Value : -1;
 
     // Asked of the kernel on every call, as FileStream does on Linux: FileShare's flock is advisory, so a
     // writer that takes no lock may change the file even when the share mode forbids writers.
@@ -92,7 +100,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
             throw IoErrors.ForErrno(Errno.EINVAL, SafeFileHandleInternals.GetPath(_fileHandle));
         }
         _filePosition = position;
-        if (_appendStart != -1 && position < _appendStart)
+        if (Appends && position < AppendStart)
         {
             _filePosition = oldPosition;
             StreamThrowHelper.ThrowSeekBeforeAppendStart();
@@ -102,7 +110,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
 
     public override void SetLength(long value)
     {
-        if (_appendStart != -1 && value < _appendStart)
+        if (Appends && value < AppendStart)
         {
             StreamThrowHelper.ThrowSetLengthBeforeAppendStart();
         }

@@ -51,7 +51,7 @@ internal abstract partial class FileIoEngine
     }
 
     /// <summary>The offset a batch request reads at: none (-1) for handles without positions.</summary>
-    private protected static long BatchOffset(in BatchReadRequest request)
+    internal static long BatchOffset(in BatchReadRequest request)
         => SafeFileHandleInternals.CanSeek(request.Handle) ? request.FileOffset : -1;
 
     /// <summary>Whether a read's error is the batch's token cancelling it.</summary>
@@ -286,7 +286,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
                 lastHandle = handle;
             }
             Memory<byte> buffer = request.Buffer;
-            long offset = SafeFileHandleInternals.CanSeek(handle) ? request.FileOffset : -1;
+            long offset = FileIoEngine.BatchOffset(request);
             if (FastPath.ReadFastPath.TryComplete(handle, facts!, ref buffer, ref offset, _engine, out int prefix, out int completed))
             {
                 return completed;

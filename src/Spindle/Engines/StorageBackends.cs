@@ -1,6 +1,5 @@
 using System.Collections.Concurrent;
 using Spindle.Interop;
-using Spindle.Handles;
 
 namespace Spindle.Engines;
 
@@ -25,16 +24,6 @@ internal static unsafe class StorageBackends
         // struct statfs: f_type is the first field (a long) on 64-bit Linux.
         byte* buffer = stackalloc byte[256];
         return Libc.FStatFs(fd, buffer) == 0 && *(long*)buffer is TmpfsMagic or RamfsMagic;
-    }
-
-    /// <summary>
-    /// Whether the file system of <paramref name="fd"/> is a local disk or memory one, whose close(2) does no I/O of
-    /// its own (one fstatfs); false for network and FUSE file systems and any not known.
-    /// </summary>
-    internal static bool IsLocalFileSystem(int fd)
-    {
-        byte* buffer = stackalloc byte[256];
-        return Libc.FStatFs(fd, buffer) == 0 && OpenedFile.WritesAreCopiesOn(*(long*)buffer);
     }
 
     /// <summary>Whether the block device <paramref name="major"/>:<paramref name="minor"/> is a RAM device (its sysfs name; cached per device).</summary>

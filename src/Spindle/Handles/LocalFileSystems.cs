@@ -20,14 +20,25 @@ internal static unsafe class LocalFileSystems
         {
             return local;
         }
+        bool? asked = Ask(fd);
+        if (asked is bool known)
+        {
+            s_devices.TryAdd(device, known);
+        }
+        return asked == true;
+    }
+
+    /// <summary>
+    /// Whether the file system <paramref name="fd"/> is on is a local disk or memory one, whose close(2) does no I/O
+    /// of its own (one fstatfs, not remembered); false for network and FUSE file systems and any not known.
+    /// </summary>
+    internal static bool IsLocal(int fd) => Ask(fd) == true;
+
+    // One fstatfs: null when it failed.
+    private static bool? Ask(int fd)
+    {
         // struct statfs: f_type is the first field (a long) on 64-bit Linux.
         byte* buffer = stackalloc byte[256];
-        if (Libc.FStatFs(fd, buffer) != 0)
-        {
-            return false;
-        }
-        local = OpenedFile.WritesAreCopiesOn(*(long*)buffer);
-        s_devices.TryAdd(device, local);
-        return local;
+        return Libc.FStatFs(fd, buffer) == 0 ? OpenedFile.WritesAreCopiesOn(*(long*)buffer) : null;
     }
 }

@@ -186,5 +186,5 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     // server) and when it deletes the file (the last close frees its blocks); elsewhere close(2) returns at once.
     private bool CloseMayWait()
         => SafeFileHandleInternals.DeletesOnClose(_fileHandle)
-            || !(_opened.WritesAreCopies ?? StorageBackends.IsLocalFileSystem(HandleIo.Fd(_fileHandle)));
+            || !(_opened.WritesAreCopies ?? LocalFileSystems.IsLocal(HandleIo.Fd(_fileHandle)));
 }

@@ -60,29 +60,7 @@ public class BatchReadTests
             }
             var results = new BatchReadResult[count];
             await SpindleRandomAccess.ReadBatchAsync(requests, results, engine).AsTask().WaitAsync(Timeout);
-            for (int i = 0; i < count; i++)
-            {
-                int theirCount = 0;
-                Exception? theirError = null;
-                try
-                {
-                    theirCount = await System.IO.RandomAccess.ReadAsync(expected[i].Handle, expected[i].Buffer, expected[i].Offset);
-                }
-                catch (Exception e)
-                {
-                    theirError = e;
-                }
-                if (theirError is not null)
-                {
-                    Assert.False(results[i].Succeeded, $"request {i}: System.IO threw {theirError.GetType().Name}");
-                    Assert.IsType(theirError.GetType(), results[i].Exception);
-                    Assert.Equal(theirError.HResult, results[i].Exception!.HResult);
-                    continue;
-                }
-                Assert.True(results[i].Succeeded, $"request {i}: {results[i].Exception}");
-                Assert.Equal(theirCount, results[i].BytesRead);
-                Assert.Equal(expected[i].Buffer, requests[i].Buffer.ToArray());
-            }
+            await AssertAsSystemIOReads(expected, requests, results, "");
 
             // The synchronous form gives the same results.
             var syncResults = new BatchReadResult[count];
@@ -286,6 +264,36 @@ public class BatchReadTests
 
     // A private io_uring engine whose batches always share their cached members with pool work items, with more
     // helpers than this machine may have cores: the parallel path runs whatever the load and the core count.
+    // Each result against System.IO's RandomAccess.ReadAsync of the same request (expected holds System.IO's handle and
+    // a buffer of its own): the same exception type and HResult, or the same count and bytes.
+    private static async Task AssertAsSystemIOReads((SafeFileHandle Handle, byte[] Buffer, long Offset)[] expected,
+        BatchReadRequest[] requests, BatchReadResult[] results, string where)
+    {
+        for (int i = 0; i < expected.Length; i++)
+        {
+            int theirCount = 0;
+            Exception? theirError = null;
+            try
+            {
+                theirCount = await System.IO.RandomAccess.ReadAsync(expected[i].Handle, expected[i].Buffer, expected[i].Offset);
+            }
+            catch (Exception e)
+            {
+                theirError = e;
+            }
+            if (theirError is not null)
+            {
+                Assert.False(results[i].Succeeded, $"{where}request {i}: System.IO threw {theirError.GetType().Name}");
+                Assert.IsType(theirError.GetType(), results[i].Exception);
+                Assert.Equal(theirError.HResult, results[i].Exception!.HResult);
+                continue;
+            }
+            Assert.True(results[i].Succeeded, $"{where}request {i}: {results[i].Exception}");
+            Assert.Equal(theirCount, results[i].BytesRead);
+            Assert.Equal(expected[i].Buffer, requests[i].Buffer.ToArray());
+        }
+    }
+
     private static IoUringEngine? SharingEngine(int helpers = 3)
     {
         if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
@@ -348,29 +356,7 @@ public class BatchReadTests
             }
             var results = new BatchReadResult[count];
             await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
-            for (int i = 0; i < count; i++)
-            {
-                int theirCount = 0;
-                Exception? theirError = null;
-                try
-                {
-                    theirCount = await System.IO.RandomAccess.ReadAsync(expected[i].Handle, expected[i].Buffer, expected[i].Offset);
-                }
-                catch (Exception e)
-                {
-                    theirError = e;
-                }
-                if (theirError is not null)
-                {
-                    Assert.False(results[i].Succeeded, $"round {round}, request {i}: System.IO threw {theirError.GetType().Name}");
-                    Assert.IsType(theirError.GetType(), results[i].Exception);
-                    Assert.Equal(theirError.HResult, results[i].Exception!.HResult);
-                    continue;
-                }
-                Assert.True(results[i].Succeeded, $"round {round}, request {i}: {results[i].Exception}");
-                Assert.Equal(theirCount, results[i].BytesRead);
-                Assert.Equal(expected[i].Buffer, requests[i].Buffer.ToArray());
-            }
+            await AssertAsSystemIOReads(expected, requests, results, $"round {round}, ");
             foreach (BatchReadRequest request in requests)
             {
                 Assert.True(System.Runtime.InteropServices.MemoryMarshal.TryGetArray<byte>(request.Buffer, out ArraySegment<byte> buffer));

@@ -36,9 +36,11 @@ public sealed class BenchCommand : ICommand
         The dispatch matrix (rows Dispatch/STORAGE/qdN/spinCus/CORES) measures where completions and their
         continuations run: 4 KiB random reads on disk-direct (O_DIRECT), pagecache (warm), tmpfs-direct and
         zram-direct (a RAM block device, as root), 1 to 128 callers each spending 0 to 500 µs of CPU after
-        each read, on all cores and on one (a child process pinned to one CPU); System.IO against Spindle
-        Auto, fio's io_uring and psync engines as the limit, each cell's targets marked. --quick runs a
-        small subset; --filter 'Dispatch*' the whole matrix, --filter 'Dispatch/tmpfs*' one storage.
+        each read, on all cores and on one (a child process pinned to one CPU); then, with 0 and 100 µs,
+        tmpfs-cached, fuse-direct and fuse-cached (the disk file through bindfs, when installed), where
+        io_uring hands every request to its kernel workers. System.IO against Spindle Auto, fio's io_uring
+        and psync engines as the limit, each cell's targets marked. --quick runs a small subset;
+        --filter 'Dispatch*' the whole matrix, --filter 'Dispatch/tmpfs*' one storage.
 
           --quick           shrink the large files and plan for 2 minutes (a full run plans for 10); a busy
                             machine stretches both: a quick run took 8 1/2 minutes on 2 cores at load 40-50

@@ -14,6 +14,15 @@ public enum DispatchStorage
 
     /// <summary>A zram RAM block device, the raw device opened with O_DIRECT (needs root).</summary>
     ZramDirect,
+
+    /// <summary>The tmpfs file through the page cache (its only copy: tmpfs keeps files in memory).</summary>
+    TmpfsCached,
+
+    /// <summary>The disk file through FUSE (the benchmark directory mounted again with bindfs), opened with O_DIRECT.</summary>
+    FuseDirect,
+
+    /// <summary>The same through FUSE and the page cache, read once first (warm).</summary>
+    FuseCached,
 }
 
 /// <summary>
@@ -42,6 +51,9 @@ public sealed record DispatchCell(DispatchStorage Storage, int InFlight, int Spi
         DispatchStorage.PageCache => "pagecache",
         DispatchStorage.TmpfsDirect => "tmpfs-direct",
         DispatchStorage.ZramDirect => "zram-direct",
+        DispatchStorage.TmpfsCached => "tmpfs-cached",
+        DispatchStorage.FuseDirect => "fuse-direct",
+        DispatchStorage.FuseCached => "fuse-cached",
         _ => storage.ToString(),
     };
 }
@@ -59,6 +71,18 @@ public static class DispatchMatrix
     /// <summary>Microseconds of CPU per read in each continuation.</summary>
     public static readonly int[] Spins = [0, 20, 100, 500];
 
+    /// <summary>The storages the matrix names; every cell of <see cref="InFlights"/> × <see cref="Spins"/> × cores.</summary>
+    public static readonly DispatchStorage[] Storages = [DispatchStorage.DiskDirect, DispatchStorage.PageCache, DispatchStorage.TmpfsDirect, DispatchStorage.ZramDirect];
+
+    /// <summary>
+    /// Storages where io_uring hands every request to its kernel workers (tmpfs through the page cache; FUSE), measured
+    /// with and without continuation work only (<see cref="ExtraSpins"/>), so that they add minutes, not a second matrix.
+    /// </summary>
+    public static readonly DispatchStorage[] ExtraStorages = [DispatchStorage.TmpfsCached, DispatchStorage.FuseDirect, DispatchStorage.FuseCached];
+
+    /// <summary>Continuation CPU of the <see cref="ExtraStorages"/>' cells.</summary>
+    public static readonly int[] ExtraSpins = [0, 100];
+
     /// <summary>Every cell of the full run in report order (storage, in flight, spin, all cores before one), or the <c>--quick</c> subset.</summary>
     public static IReadOnlyList<DispatchCell> Build(bool quick)
     {
@@ -67,11 +91,17 @@ public static class DispatchMatrix
             return [.. from storage in new[] { DispatchStorage.DiskDirect, DispatchStorage.TmpfsDirect }
                        from inFlight in new[] { 1, 32 }
                        from spin in new[] { 0, 100 }
-                       select new DispatchCell(storage, inFlight, spin, OneCore: false)];
+                       select new DispatchCell(storage, inFlight, spin, OneCore: false),
+                    new DispatchCell(DispatchStorage.TmpfsCached, 32, 0, OneCore: false)];
         }
-        return [.. from storage in Enum.GetValues<DispatchStorage>()
+        return [.. from storage in Storages
                    from inFlight in InFlights
                    from spin in Spins
+                   from oneCore in new[] { false, true }
+                   select new DispatchCell(storage, inFlight, spin, oneCore),
+                .. from storage in ExtraStorages
+                   from inFlight in InFlights
+                   from spin in ExtraSpins
                    from oneCore in new[] { false, true }
                    select new DispatchCell(storage, inFlight, spin, oneCore)];
     }

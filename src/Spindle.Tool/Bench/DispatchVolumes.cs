@@ -14,7 +14,7 @@ public sealed record DispatchTarget(string Path, long Size, bool Direct, string 
 
 /// <summary>
 /// The storages of the dispatch matrix, each set up on first use and torn down on <see cref="Dispose"/>
-/// (a tmpfs this run mounted is unmounted, a zram device it set up is reset and removed), which the
+/// (a tmpfs or FUSE mount this run made is unmounted, a zram device it set up is reset and removed), which the
 /// bench command reaches on Ctrl-C and SIGTERM too. A storage this machine or user cannot provide
 /// gives a one-line reason instead.
 /// </summary>
@@ -23,6 +23,8 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
     private readonly Dictionary<DispatchStorage, (DispatchTarget? Target, string? Reason)> _prepared = new();
     private readonly List<string> _ownFiles = new();   // files made outside BenchFiles' directory
     private string? _mountPoint;                         // a tmpfs this run mounted
+    private string? _fuseMountPoint;                     // the benchmark directory mounted through bindfs
+    private (string Path, string Description)? _tmpfsFile; // the file both tmpfs storages read
     private ZramDevice? _zram;
 
     /// <summary>The storage's target, or throws <see cref="NotSupportedException"/> with the reason it is not available here.</summary>
@@ -56,7 +58,20 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
             case DispatchStorage.PageCache:
                 return new DispatchTarget(files.Source(size), size, Direct: false, $"a file in {files.Directory}, page cache (warm)");
             case DispatchStorage.TmpfsDirect:
-                return CreateOnTmpfs();
+                return CreateOnTmpfs(direct: true);
+            case DispatchStorage.TmpfsCached:
+                return CreateOnTmpfs(direct: false);
+            case DispatchStorage.FuseDirect:
+            case DispatchStorage.FuseCached:
+            {
+                string path = Path.Combine(MountFuse(), Path.GetFileName(files.Source(size)));
+                bool direct = storage == DispatchStorage.FuseDirect;
+                if (direct)
+                {
+                    DirectIo.OpenHandle(path).Dispose();
+                }
+                return new DispatchTarget(path, size, direct, $"the file in {files.Directory} through FUSE (bindfs), {(direct ? "O_DIRECT" : "page cache (warm)")}");
+            }
             case DispatchStorage.ZramDirect:
                 _zram = ZramDevice.Create(Math.Max(size, 1L << 30), size);
                 return new DispatchTarget(_zram.DevicePath, size, Direct: true, $"{_zram.DevicePath}, raw block device, O_DIRECT");
@@ -65,7 +80,26 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
         }
     }
 
-    private DispatchTarget CreateOnTmpfs()
+    private DispatchTarget CreateOnTmpfs(bool direct)
+    {
+        (string path, string description) = _tmpfsFile ??= FillOnTmpfs();
+        if (!direct)
+        {
+            return new DispatchTarget(path, size, Direct: false, description + ", page cache");
+        }
+        try
+        {
+            DirectIo.OpenHandle(path).Dispose();
+        }
+        catch (NotSupportedException)
+        {
+            throw new NotSupportedException($"tmpfs refuses O_DIRECT on this kernel (Linux {Environment.OSVersion.Version}; tmpfs accepts it since 6.6)");
+        }
+        return new DispatchTarget(path, size, Direct: true, description + ", O_DIRECT");
+    }
+
+    // One file on a tmpfs for both tmpfs storages.
+    private (string Path, string Description) FillOnTmpfs()
     {
         string directory, description;
         if (IsTmpfs("/tmp"))
@@ -87,15 +121,27 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
         string path = Path.Combine(directory, $"spindle-dispatch-{Environment.ProcessId}.dat");
         _ownFiles.Add(path);
         Fill(path, size, direct: false);
-        try
+        return (path, description);
+    }
+
+    // The benchmark directory mounted again through bindfs (a FUSE file system passing every call to its daemon).
+    private string MountFuse()
+    {
+        if (_fuseMountPoint is not null)
         {
-            DirectIo.OpenHandle(path).Dispose();
+            return _fuseMountPoint;
         }
-        catch (NotSupportedException)
+        if (!File.Exists("/dev/fuse"))
         {
-            throw new NotSupportedException($"tmpfs refuses O_DIRECT on this kernel (Linux {Environment.OSVersion.Version}; tmpfs accepts it since 6.6)");
+            throw new NotSupportedException("no FUSE: /dev/fuse is missing");
         }
-        return new DispatchTarget(path, size, Direct: true, description + ", O_DIRECT");
+        string mountPoint = Directory.CreateTempSubdirectory("spindle-dispatch-fuse-").FullName;
+        if (Run("bindfs", files.Directory, mountPoint) is { } failure)
+        {
+            Directory.Delete(mountPoint);
+            throw new NotSupportedException($"no FUSE file system: {failure} (bindfs is a Debian package; mounting needs root or fuse's user_allow_other)");
+        }
+        return _fuseMountPoint = mountPoint;
     }
 
     private string? TryMountTmpfs(long bytes)
@@ -126,7 +172,7 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
         }
     }
 
-    /// <summary>Removes what this run made: files, then the tmpfs it mounted, then the zram device it set up.</summary>
+    /// <summary>Removes what this run made: files, then the tmpfs and FUSE mounts it made, then the zram device it set up.</summary>
     public void Dispose()
     {
         foreach (string path in _ownFiles)
@@ -140,6 +186,7 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
             }
         }
         _ownFiles.Clear();
+        _tmpfsFile = null;
         if (_mountPoint is not null)
         {
             Run("umount", _mountPoint);
@@ -151,6 +198,21 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
             {
             }
             _mountPoint = null;
+        }
+        if (_fuseMountPoint is not null)
+        {
+            if (Run("fusermount3", "-u", _fuseMountPoint) is not null)
+            {
+                Run("umount", _fuseMountPoint);
+            }
+            try
+            {
+                Directory.Delete(_fuseMountPoint);
+            }
+            catch (IOException)
+            {
+            }
+            _fuseMountPoint = null;
         }
         _zram?.Dispose();
         _zram = null;

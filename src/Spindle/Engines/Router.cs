@@ -74,13 +74,14 @@ internal enum Mechanism : byte
 ///  0   flush              any                                         Ring
 ///  1   any                O_NONBLOCK pipe, socket, device, anon inode Inline   fails with EAGAIN at once, as System.IO (io_uring would wait)
 ///  2   any                epoll descriptor                            Inline   fails with EINVAL at once, as System.IO (io_uring never completes)
-///  3   read, write, s/g   O_DIRECT on tmpfs/ramfs, zram/brd/pmem      Inline   the kernel copies synchronously; io_uring punts each to io-wq
+///  3   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem Inline the kernel copies synchronously; io_uring punts each to io-wq
 ///  4   read (0 bytes)     any                                         Inline   returns at once; io_uring would wait on an empty pipe
 ///  5   read, scatter      character device                            Blocking a device's non-blocking read may come back short on the ring
 ///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
 ///  7   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath a copy into the page cache (WriteFastPath)
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
-///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two
+///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two;
+///                         or a file system that refuses RWF_NOWAIT (FUSE)       io_uring punts each of its requests to io-wq, several times slower
 /// 10   anything else                                                  Ring
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
 /// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
@@ -150,7 +151,7 @@ internal static partial class Router
                 {
                     return Mechanism.Blocking;
                 }
-                return !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -167,9 +168,14 @@ internal static partial class Router
                         return Mechanism.Pool;
                     }
                 }
-                return !othersInFlight && !facts.MayBlockIndefinitely ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
         }
     }
+
+    // Row 9: a request on a file or block device alone, or on a file system io_uring can only serve through its
+    // workers, runs on a pool thread (one hop, System.IO's mechanism) instead of the ring.
+    private static bool OnePoolHop(HandleFacts facts, bool othersInFlight)
+        => !facts.MayBlockIndefinitely && (!othersInFlight || facts.RefusesNonBlockingIo);
 
     /// <summary>
     /// Where an open runs on the io_uring engine (rows 14 and 15 of the table in docs/engine-v2.md).

@@ -4,26 +4,32 @@ using Spindle.Interop;
 namespace Spindle.Engines;
 
 /// <summary>
-/// Recognises storage whose reads and writes the kernel does synchronously, in the calling thread, with
-/// no device to wait for: memory file systems (tmpfs, ramfs) and RAM block devices (zram, brd, pmem).
-/// io_uring cannot start such a request without blocking its submitter either, so it hands every one
-/// to an io-wq worker, and a plain system call on the caller's thread is several times faster.
+/// Recognises storage io_uring serves through its kernel workers: RAM block devices (zram, brd, pmem), whose
+/// reads and writes the kernel does synchronously in the calling thread with no device to wait for (a plain
+/// system call on the caller's thread is several times faster), and file systems that cannot start a read
+/// without blocking (FUSE and others: a pool thread's system call is). Memory file systems are known by
+/// their type (<see cref="Handles.LocalFileSystems"/>).
 /// </summary>
 internal static unsafe class StorageBackends
 {
-    private const long TmpfsMagic = 0x01021994;
-    private const long RamfsMagic = 0x858458F6;
-
     // Device number → whether its driver is a RAM device. A process sees few devices, and a device's
     // driver does not change while it is in use.
     private static readonly ConcurrentDictionary<ulong, bool> s_devices = new();
 
-    /// <summary>Whether the file system of <paramref name="fd"/> keeps its files in memory (one fstatfs).</summary>
-    internal static bool IsMemoryFileSystem(int fd)
+    // Far beyond any file's end and any file system's largest file, so that a file system that does take the flag
+    // returns 0 (or refuses the length for O_DIRECT) without reading anything; the offset plus the byte still fits a long.
+    private const long ProbeOffset = long.MaxValue - 4095;
+
+    /// <summary>
+    /// Whether the file system of <paramref name="fd"/> (a regular file open for reading) refuses to start a read
+    /// without blocking: <c>preadv2(RWF_NOWAIT)</c> of one byte far past the end fails with EOPNOTSUPP, the same
+    /// test of the file (FMODE_NOWAIT) by which io_uring decides to hand each request to a kernel worker.
+    /// </summary>
+    internal static bool RefusesNonBlockingReads(int fd)
     {
-        // struct statfs: f_type is the first field (a long) on 64-bit Linux.
-        byte* buffer = stackalloc byte[256];
-        return Libc.FStatFs(fd, buffer) == 0 && *(long*)buffer is TmpfsMagic or RamfsMagic;
+        byte probe;
+        IoVector vector = new() { Base = &probe, Count = 1 };
+        return Libc.PReadV2(fd, &vector, 1, ProbeOffset, LinuxConstants.RWF_NOWAIT) < 0 && Errno.Last == Errno.EOPNOTSUPP;
     }
 
     /// <summary>Whether the block device <paramref name="major"/>:<paramref name="minor"/> is a RAM device (its sysfs name; cached per device).</summary>

@@ -59,10 +59,12 @@ internal static class FileContent
     /// Reads what the page cache holds at <paramref name="offset"/> on the caller's thread
     /// (<c>preadv2(RWF_NOWAIT)</c>), as the engines' fast path does, but without learning the facts of a handle that
     /// lives for one call: the bytes read, or -1 when the engine must read (nothing cached, or any error, which the
-    /// engine then reports as System.IO does).
+    /// engine then reports as System.IO does). On a memory file system (tmpfs, ramfs), which refuses the flag and
+    /// whose reads are copies anyway, a plain read (the router's row 3).
     /// </summary>
-    internal static unsafe int TryReadCached(SafeFileHandle handle, Span<byte> buffer, long offset)
+    internal static unsafe int TryReadCached(in OpenedHandle opened, Span<byte> buffer, long offset)
     {
+        SafeFileHandle handle = opened.Handle;
         if (!ReadFastPath.Enabled || buffer.IsEmpty)
         {
             return -1;
@@ -74,7 +76,8 @@ internal static class FileContent
             fixed (byte* pointer = buffer)
             {
                 IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
-                nint read = Libc.PReadV2(HandleIo.Fd(handle), &vector, 1, offset, LinuxConstants.RWF_NOWAIT);
+                int flags = opened.Opened.FileSystem == FileSystemKind.Memory ? 0 : LinuxConstants.RWF_NOWAIT;
+                nint read = Libc.PReadV2(HandleIo.Fd(handle), &vector, 1, offset, flags);
                 if (read < 0)
                 {
                     return -1;

@@ -122,7 +122,7 @@ public static partial class SpindleFile
                 return ReadAllBytesUnknownLengthAsync(handle, cancellationToken);
             }
             byte[] bytes = GC.AllocateUninitializedArray<byte>((int)length);
-            int cached = FileContent.TryReadCached(handle, bytes, 0);
+            int cached = FileContent.TryReadCached(opened, bytes, 0);
             if (cached == bytes.Length)
             {
                 handle.Dispose();

@@ -101,7 +101,7 @@ internal static class TextRead
                 return ReadUnknownLengthAsync(handle, encoding, decode, cancellationToken);
             }
             buffer = ArrayPool<byte>.Shared.Rent((int)length);
-            int cached = FileContent.TryReadCached(handle, buffer.AsSpan(0, (int)length), 0);
+            int cached = FileContent.TryReadCached(opened, buffer.AsSpan(0, (int)length), 0);
             if (cached != length)
             {
                 FileContent.Unblock(opened);

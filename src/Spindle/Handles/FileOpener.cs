@@ -182,8 +182,8 @@ internal static partial class FileOpener
                 length = size;
                 if (device != 0)
                 {
-                    // Where its close may wait (a stream's asynchronous dispose asks), known now for a dictionary lookup.
-                    opened = opened.WithFileSystem(LocalFileSystems.IsLocal(device, fd));
+                    // Its file system: where its reads run and where its close may wait, known now for a dictionary lookup.
+                    opened = opened.WithFileSystem(LocalFileSystems.KindOf(device, fd));
                 }
             }
         }
@@ -191,7 +191,7 @@ internal static partial class FileOpener
         bool isLocked = FileLocking.TryLock(handle, fd, path, access, share, out long fileSystemType);
         if (fileSystemType != 0)
         {
-            opened = opened.WithFileSystem(OpenedFile.WritesAreCopiesOn(fileSystemType));
+            opened = opened.WithFileSystem(OpenedFile.KindOf(fileSystemType));
         }
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
         // A handle of one content call is closed by Spindle and never shared, so its close releases the lock;

@@ -4,41 +4,44 @@ using Spindle.Interop;
 namespace Spindle.Handles;
 
 /// <summary>
-/// Whether a file lives on a local disk or memory file system (<see cref="OpenedFile.WritesAreCopiesOn"/>), learned
-/// once per device with one <c>fstatfs</c>, so that an open that already asked <c>fstat</c> knows it for free.
+/// The kind of a file's file system (<see cref="FileSystemKind"/>), learned once per device with one <c>fstatfs</c>,
+/// so that an open that already asked <c>fstat</c> knows it for a dictionary lookup.
 /// </summary>
 internal static unsafe class LocalFileSystems
 {
-    // st_dev → local. A device number names one mounted file system while it is mounted; one reused by a later
-    // mount can only misplace a close (ring or caller's thread), never change a result.
-    private static readonly ConcurrentDictionary<ulong, bool> s_devices = new();
+    // st_dev → kind. A device number names one mounted file system while it is mounted; one reused by a later
+    // mount can only misplace an operation (ring, pool or caller's thread), never change a result.
+    private static readonly ConcurrentDictionary<ulong, FileSystemKind> s_devices = new();
 
-    /// <summary>Whether the file system of <paramref name="device"/>, which <paramref name="fd"/> is on, is a local one.</summary>
-    internal static bool IsLocal(ulong device, int fd)
+    /// <summary>The kind of the file system of <paramref name="device"/>, which <paramref name="fd"/> is on (<see cref="FileSystemKind.Unknown"/> when fstatfs failed).</summary>
+    internal static FileSystemKind KindOf(ulong device, int fd)
     {
-        if (s_devices.TryGetValue(device, out bool local))
+        if (s_devices.TryGetValue(device, out FileSystemKind kind))
         {
-            return local;
+            return kind;
         }
-        bool? asked = Ask(fd);
-        if (asked is bool known)
+        kind = Ask(fd);
+        if (kind != FileSystemKind.Unknown)
         {
-            s_devices.TryAdd(device, known);
+            s_devices.TryAdd(device, kind);
         }
-        return asked == true;
+        return kind;
     }
+
+    /// <summary>Whether the file system of <paramref name="device"/>, which <paramref name="fd"/> is on, is a local disk or memory one.</summary>
+    internal static bool IsLocal(ulong device, int fd) => KindOf(device, fd) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
 
     /// <summary>
     /// Whether the file system <paramref name="fd"/> is on is a local disk or memory one, whose close(2) does no I/O
     /// of its own (one fstatfs, not remembered); false for network and FUSE file systems and any not known.
     /// </summary>
-    internal static bool IsLocal(int fd) => Ask(fd) == true;
+    internal static bool IsLocal(int fd) => Ask(fd) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
 
-    // One fstatfs: null when it failed.
-    private static bool? Ask(int fd)
+    /// <summary>The kind of the file system <paramref name="fd"/> is on (one fstatfs, not remembered; <see cref="FileSystemKind.Unknown"/> when it failed).</summary>
+    internal static FileSystemKind Ask(int fd)
     {
         // struct statfs: f_type is the first field (a long) on 64-bit Linux.
         byte* buffer = stackalloc byte[256];
-        return Libc.FStatFs(fd, buffer) == 0 ? OpenedFile.WritesAreCopiesOn(*(long*)buffer) : null;
+        return Libc.FStatFs(fd, buffer) == 0 ? OpenedFile.KindOf(*(long*)buffer) : FileSystemKind.Unknown;
     }
 }

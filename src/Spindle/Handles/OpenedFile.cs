@@ -4,8 +4,8 @@ namespace Spindle.Handles;
 
 /// <summary>
 /// What opening a file learned about it on the way: the flags open(2) was given, the file type (from the
-/// directory check of a read-only open, or a successful truncation) and whether buffered writes on its
-/// file system are page-cache copies (from the lock decision's statfs). A stream hands it to
+/// directory check of a read-only open, or a successful truncation) and the kind of its file system (from the
+/// lock decision's statfs, or a reader's device). A stream hands it to
 /// <see cref="Engines.FastPath.HandleFacts"/> at its first asynchronous operation, so that the engines do
 /// not ask the kernel again what the open already knew.
 /// </summary>
@@ -19,6 +19,7 @@ internal readonly struct OpenedFile
     private const int LocalFileSystemBit = 0x100;
     private const int OtherFileSystemBit = 0x200;
     private const int LearnedBit = 0x400;
+    private const int MemoryFileSystemBit = 0x800; // with LocalFileSystemBit: tmpfs, ramfs
 
     internal const int OpenDsyncFlag = 0x1000;
 
@@ -36,18 +37,33 @@ internal readonly struct OpenedFile
     /// <summary>This and the file's type (its S_IFMT bits).</summary>
     internal OpenedFile WithFileType(int fileType) => new((_bits & ~(0xF << TypeShift)) | (((fileType & LinuxConstants.S_IFMT) >> 12) << TypeShift));
 
-    /// <summary>This and whether buffered writes on the file's file system are page-cache copies.</summary>
-    internal OpenedFile WithFileSystem(bool writesAreCopies) => new(_bits | (writesAreCopies ? LocalFileSystemBit : OtherFileSystemBit));
+    /// <summary>This and the kind of the file's file system (nothing changes for <see cref="FileSystemKind.Unknown"/>).</summary>
+    internal OpenedFile WithFileSystem(FileSystemKind kind) => new(_bits | kind switch
+    {
+        FileSystemKind.LocalDisk => LocalFileSystemBit,
+        FileSystemKind.Memory => LocalFileSystemBit | MemoryFileSystemBit,
+        FileSystemKind.Other => OtherFileSystemBit,
+        _ => 0,
+    });
 
-    // f_type of the local file systems whose buffered writes only copy into the page cache.
+    // statfs's f_type of the file systems Spindle tells apart.
     private const long Ext4Magic = 0xEF53;
     private const long XfsMagic = 0x58465342;
     private const long BtrfsMagic = 0x9123683E;
-    private const long TmpfsMagic = 0x01021994;
     private const long F2fsMagic = 0xF2F52010;
+    private const long TmpfsMagic = 0x01021994;
+    private const long RamfsMagic = 0x858458F6;
 
-    /// <summary>Whether buffered writes on the file system of statfs's <paramref name="fileSystemType"/> are page-cache copies.</summary>
-    internal static bool WritesAreCopiesOn(long fileSystemType) => fileSystemType is Ext4Magic or XfsMagic or BtrfsMagic or TmpfsMagic or F2fsMagic;
+    /// <summary>The kind of the file system of statfs's <paramref name="fileSystemType"/>.</summary>
+    internal static FileSystemKind KindOf(long fileSystemType) => fileSystemType switch
+    {
+        Ext4Magic or XfsMagic or BtrfsMagic or F2fsMagic => FileSystemKind.LocalDisk,
+        TmpfsMagic or RamfsMagic => FileSystemKind.Memory,
+        _ => FileSystemKind.Other,
+    };
+
+    /// <summary>Whether buffered writes on the file system of statfs's <paramref name="fileSystemType"/> are page-cache copies (a local disk or memory file system).</summary>
+    internal static bool WritesAreCopiesOn(long fileSystemType) => KindOf(fileSystemType) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
 
     /// <summary>Whether the open learned anything.</summary>
     internal bool IsKnown => (_bits & LearnedBit) != 0;
@@ -60,4 +76,11 @@ internal readonly struct OpenedFile
 
     /// <summary>Whether buffered writes on the file system are page-cache copies, or null when the open did not ask.</summary>
     internal bool? WritesAreCopies => (_bits & LocalFileSystemBit) != 0 ? true : (_bits & OtherFileSystemBit) != 0 ? false : null;
+
+    /// <summary>The kind of the file's file system, or <see cref="FileSystemKind.Unknown"/> when the open did not ask.</summary>
+    internal FileSystemKind FileSystem
+        => (_bits & MemoryFileSystemBit) != 0 ? FileSystemKind.Memory
+        : (_bits & LocalFileSystemBit) != 0 ? FileSystemKind.LocalDisk
+        : (_bits & OtherFileSystemBit) != 0 ? FileSystemKind.Other
+        : FileSystemKind.Unknown;
 }

@@ -25,6 +25,28 @@ public class RouterTableTests
     }
 
     [Fact]
+    public void Files_whose_file_system_refuses_non_blocking_reads_run_on_pool_threads_even_when_requests_overlap()
+    {
+        // FUSE: io_uring would hand each request to a kernel worker, several times slower than a pool thread's call.
+        var fuse = new HandleFacts { RefusesNonBlockingIo = true };
+        var fuseBuffered = new HandleFacts { RefusesNonBlockingIo = true, BufferedFile = true };
+        foreach (bool others in new[] { false, true })
+        {
+            foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
+            {
+                Assert.Equal(Mechanism.Pool, Router.Route(kind, fuse, 4096, 0, useFastPath: true, others, IoEngine.IoUring));
+                Assert.Equal(Mechanism.Pool, Router.Route(kind, fuseBuffered, 4096, 0, useFastPath: true, others, IoEngine.IoUring));
+            }
+            Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.WriteDurable, fuse, 4096, 0, others));
+            Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.ReadBatch, fuse, 4096, 0, others));
+            // What does not depend on the file system stays: a read of nothing, a write of nothing, a flush.
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, fuse, 0, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, fuse, 0, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, fuse, 0, -1, true, others, IoEngine.IoUring));
+        }
+    }
+
+    [Fact]
     public void Handles_that_may_wait_for_ever_go_to_the_ring_even_alone()
     {
         // A pool thread would wait with them for ever; the ring's second lane waits instead.

@@ -10,7 +10,8 @@ namespace Spindle.Engines.FastPath;
 /// <summary>
 /// What the fast paths need to know about a handle, learned once and kept in a weak table so that it
 /// never keeps a handle alive. A handle from elsewhere costs up to three system calls (flags, file type,
-/// file system); one a Spindle stream opened costs what its open did not already learn (usually none).
+/// file system), and one more on a file system that is neither a local disk nor memory (whether it reads
+/// without blocking); one a Spindle stream opened costs what its open did not already learn (usually none).
 /// </summary>
 internal sealed class HandleFacts
 {
@@ -45,11 +46,20 @@ internal sealed class HandleFacts
     public bool MayBlockIndefinitely;
 
     /// <summary>
-    /// Storage the kernel reads and writes synchronously in the calling thread (tmpfs, ramfs, zram, brd,
-    /// pmem) behind an O_DIRECT file or a block device: io_uring would hand each request to a worker
+    /// Storage the kernel reads and writes synchronously in the calling thread: any regular file on tmpfs or
+    /// ramfs (which refuse RWF_NOWAIT, so the fast path cannot read them either), an O_DIRECT file on a RAM
+    /// block device (zram, brd, pmem) or such a device itself. io_uring would hand each request to a worker
     /// thread, so a plain system call on the caller's thread is the fastest way.
     /// </summary>
     public bool SynchronousBackend;
+
+    /// <summary>
+    /// A regular file whose file system cannot start a read without blocking (RWF_NOWAIT fails with EOPNOTSUPP:
+    /// FUSE, and others found by asking the kernel once per handle): io_uring hands each of its requests to a
+    /// kernel worker, which runs them several times slower than the same system calls on pool threads.
+    /// Not asked for write-only handles (a probing read fails on them before the kernel looks at the flag).
+    /// </summary>
+    public bool RefusesNonBlockingIo;
 
     /// <summary>An epoll descriptor: read(2) and write(2) fail with EINVAL at once, while io_uring never completes them.</summary>
     public bool FailsAtOnce;
@@ -142,42 +152,48 @@ internal sealed class HandleFacts
             facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
             facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(fd);
             bool direct = flags >= 0 && (flags & OpenFlags.O_DIRECT) != 0;
-            if (direct && type == LinuxConstants.S_IFREG || type == LinuxConstants.S_IFBLK)
+            if (type == LinuxConstants.S_IFBLK)
             {
-                // Asked only where it changes the route: buffered reads of memory-backed files are page-cache
-                // hits on the fast path anyway, and buffered writes copies.
                 if (!haveStatus)
                 {
                     haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
                     facts.SystemCalls++;
                 }
-                if (type == LinuxConstants.S_IFBLK)
-                {
-                    facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
-                }
-                else
-                {
-                    facts.SystemCalls++;
-                    facts.SynchronousBackend = StorageBackends.IsMemoryFileSystem(fd)
-                        || haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
-                }
+                facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
             }
-            // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
-            bool cached = flags >= 0 && (flags & OpenFlags.O_DIRECT) == 0 && type == LinuxConstants.S_IFREG;
-            facts.NonBlockingReads = cached;
-            facts.BufferedFile = cached;
-            // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
-            if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
+            else if (type == LinuxConstants.S_IFREG)
             {
-                bool? copies = opened.WritesAreCopies;
-                if (copies is null)
+                FileSystemKind fileSystem = opened.FileSystem;
+                if (fileSystem == FileSystemKind.Unknown)
                 {
-                    // struct statfs: f_type is the first field (a long) on 64-bit Linux.
-                    byte* buffer = stackalloc byte[256];
-                    copies = Libc.FStatFs(fd, buffer) == 0 && OpenedFile.WritesAreCopiesOn(*(long*)buffer);
+                    fileSystem = LocalFileSystems.Ask(fd);
                     facts.SystemCalls++;
                 }
-                facts.CachedWrites = copies.Value;
+                facts.SynchronousBackend = fileSystem == FileSystemKind.Memory;
+                if (direct && !facts.SynchronousBackend)
+                {
+                    // An O_DIRECT file on a RAM block device (ext4 on zram); buffered reads there are page-cache hits.
+                    if (!haveStatus)
+                    {
+                        haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                        facts.SystemCalls++;
+                    }
+                    facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
+                }
+                if (fileSystem == FileSystemKind.Other && flags >= 0 && (flags & AccessModeMask) != OpenFlags.O_WRONLY)
+                {
+                    facts.RefusesNonBlockingIo = StorageBackends.RefusesNonBlockingReads(fd);
+                    facts.SystemCalls++;
+                }
+                // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
+                bool cached = flags >= 0 && !direct;
+                facts.NonBlockingReads = cached && !facts.SynchronousBackend && !facts.RefusesNonBlockingIo;
+                facts.BufferedFile = cached;
+                // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
+                if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
+                {
+                    facts.CachedWrites = fileSystem is FileSystemKind.LocalDisk or FileSystemKind.Memory;
+                }
             }
         }
         catch (ObjectDisposedException)

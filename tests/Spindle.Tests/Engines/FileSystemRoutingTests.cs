@@ -1,0 +1,175 @@
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Engines;
+using Spindle.Engines.FastPath;
+using Spindle.Engines.IoUring;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Engines;
+
+/// <summary>
+/// The router's rows for file systems io_uring can only serve through its kernel workers, on real mounts: buffered
+/// files on tmpfs (row 3: a system call on the caller's thread, the copy it is) and files on FUSE (row 9: pool
+/// threads, as System.IO, even while other requests overlap). Each compares the bytes with System.IO's.
+/// </summary>
+[Collection(SerialCollection.Name)]
+public partial class FileSystemRoutingTests
+{
+    private const int EOPNOTSUPP = 95;
+    private const int RWF_NOWAIT = 0x8;
+
+    [LibraryImport("libc", EntryPoint = "preadv2", SetLastError = true)]
+    private static unsafe partial nint PReadV2(int fd, Iovec* vectors, int count, long offset, int flags);
+
+    [StructLayout(LayoutKind.Sequential)]
+    private unsafe struct Iovec
+    {
+        public byte* Base;
+        public nuint Length;
+    }
+
+    [Fact]
+    public async Task Buffered_files_on_tmpfs_are_read_and_written_on_the_callers_thread_with_System_IOs_results()
+    {
+        using TmpfsMount? tmpfs = TmpfsMount.TryMount("16m", out string reason);
+        if (tmpfs is null || !SpindleRandomAccess.IsIoUringAvailable)
+        {
+            Console.WriteLine($"skipped: {(tmpfs is null ? reason : IoUringEngine.UnavailableReason)}");
+            return;
+        }
+        byte[] data = RandomBytes(64 << 10);
+        File.WriteAllBytes(tmpfs.File("data"), data);
+
+        using SafeFileHandle handle = File.OpenHandle(tmpfs.File("data"), FileMode.Open, FileAccess.ReadWrite);
+        HandleFacts facts = HandleFacts.Of(handle);
+        Assert.True(facts.SynchronousBackend, "a buffered file on tmpfs is memory the kernel copies on the calling thread");
+        Assert.False(facts.NonBlockingReads, "tmpfs refuses RWF_NOWAIT, so the fast path is not tried");
+
+        long submissions = SpindleMetrics.Snapshot().Submissions;
+        using (FileRequestsInFlight.Hold()) // others in flight: without row 3, reads would go to the ring
+        {
+            foreach (long offset in new long[] { 0, 4096, 10_000, (64 << 10) - 100, 64 << 10 })
+            {
+                byte[] spindle = new byte[8192], system = new byte[8192];
+                ValueTask<int> read = SpindleRandomAccess.ReadAsync(handle, spindle, offset, IoEngine.IoUring);
+                Assert.True(read.IsCompletedSuccessfully, $"the read at {offset} ran on the caller's thread");
+                Assert.Equal(System.IO.RandomAccess.Read(handle, system, offset), await read);
+                Assert.Equal(system, spindle);
+            }
+            byte[] written = RandomBytes(100_000); // larger than the page-cache write fast path's limit
+            ValueTask write = SpindleRandomAccess.WriteAsync(handle, written, 1000, IoEngine.IoUring);
+            Assert.True(write.IsCompletedSuccessfully, "the write ran on the caller's thread");
+            await write;
+            byte[] expected = new byte[1000 + written.Length];
+            data.AsSpan(0, 1000).CopyTo(expected);
+            written.CopyTo(expected, 1000);
+            Assert.Equal(expected, File.ReadAllBytes(tmpfs.File("data")));
+        }
+        Assert.Equal(submissions, SpindleMetrics.Snapshot().Submissions);
+
+        // The content methods read such a file with one plain read, and return what System.IO returns.
+        Assert.Equal(File.ReadAllBytes(tmpfs.File("data")), await SpindleFile.ReadAllBytesAsync(tmpfs.File("data")));
+        File.WriteAllText(tmpfs.File("text"), "héllo\nwörld\n");
+        Assert.Equal(File.ReadAllText(tmpfs.File("text")), await SpindleFile.ReadAllTextAsync(tmpfs.File("text")));
+    }
+
+    [Fact]
+    public async Task Files_on_FUSE_are_read_on_pool_threads_not_handed_to_the_rings_workers_and_read_what_System_IO_reads()
+    {
+        using FuseMount? fuse = FuseMount.TryMount(out string reason);
+        if (fuse is null || !SpindleRandomAccess.IsIoUringAvailable)
+        {
+            Console.WriteLine($"skipped: {(fuse is null ? reason : IoUringEngine.UnavailableReason)}");
+            return;
+        }
+        byte[] data = RandomBytes(1 << 20);
+        File.WriteAllBytes(fuse.SourceFile("data"), data);
+
+        using SafeFileHandle handle = File.OpenHandle(fuse.File("data"), FileMode.Open, FileAccess.Read);
+        HandleFacts facts = HandleFacts.Of(handle);
+        // The kernel's own answer, asked independently at a real offset: what io_uring goes by too.
+        Assert.Equal(RefusesNonBlockingRead(handle), facts.RefusesNonBlockingIo);
+        if (!facts.RefusesNonBlockingIo)
+        {
+            Console.WriteLine("skipped: this kernel's FUSE reads without blocking, so the ring serves it without workers");
+            return;
+        }
+        Assert.False(facts.NonBlockingReads);
+
+        var mechanisms = new List<string?>();
+        using System.Diagnostics.Metrics.MeterListener listener = ListenForMechanisms(mechanisms);
+        long submissions = SpindleMetrics.Snapshot().Submissions;
+        const int InFlight = 16;
+        var buffers = new byte[InFlight][];
+        var reads = new Task<int>[InFlight];
+        long[] offsets = new long[InFlight];
+        var random = new Random(5);
+        using (FileRequestsInFlight.Hold())
+        {
+            for (int i = 0; i < InFlight; i++)
+            {
+                buffers[i] = new byte[4096];
+                offsets[i] = random.NextInt64(0, data.Length - 2048);
+                reads[i] = SpindleRandomAccess.ReadAsync(handle, buffers[i], offsets[i], IoEngine.IoUring).AsTask();
+            }
+            await Task.WhenAll(reads).WaitAsync(TimeSpan.FromSeconds(30));
+        }
+        for (int i = 0; i < InFlight; i++)
+        {
+            byte[] expected = new byte[4096];
+            int count = System.IO.RandomAccess.Read(handle, expected, offsets[i]);
+            Assert.Equal(count, reads[i].Result);
+            Assert.Equal(expected, buffers[i]);
+        }
+        Assert.Equal(submissions, SpindleMetrics.Snapshot().Submissions);
+        lock (mechanisms)
+        {
+            Assert.Equal(InFlight, mechanisms.Count(m => m == "pool"));
+            Assert.DoesNotContain("ring", mechanisms);
+        }
+        Assert.Equal(data, await SpindleFile.ReadAllBytesAsync(fuse.File("data")));
+    }
+
+    // preadv2(RWF_NOWAIT) of one byte at offset 0: EOPNOTSUPP where the file system cannot read without blocking.
+    private static unsafe bool RefusesNonBlockingRead(SafeFileHandle handle)
+    {
+        byte one;
+        Iovec vector = new() { Base = &one, Length = 1 };
+        return PReadV2((int)handle.DangerousGetHandle(), &vector, 1, 0, RWF_NOWAIT) < 0 && Marshal.GetLastPInvokeError() == EOPNOTSUPP;
+    }
+
+    private static System.Diagnostics.Metrics.MeterListener ListenForMechanisms(List<string?> seen)
+    {
+        var listener = new System.Diagnostics.Metrics.MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "Spindle" && instrument.Name == "spindle.io.operations")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, _, tags, _) =>
+        {
+            foreach (KeyValuePair<string, object?> tag in tags)
+            {
+                if (tag.Key == "spindle.io.mechanism")
+                {
+                    lock (seen)
+                    {
+                        seen.Add((string?)tag.Value);
+                    }
+                }
+            }
+        });
+        listener.Start();
+        return listener;
+    }
+
+    private static byte[] RandomBytes(int length)
+    {
+        byte[] bytes = new byte[length];
+        new Random(length).NextBytes(bytes);
+        return bytes;
+    }
+}

@@ -13,7 +13,13 @@ public class DispatchMatrixTests(ITestOutputHelper output)
     public void The_full_matrix_has_every_storage_depth_spin_and_core_count_once_and_quick_a_small_all_core_subset()
     {
         IReadOnlyList<DispatchCell> full = DispatchMatrix.Build(quick: false);
-        Assert.Equal(4 * 4 * 4 * 2, full.Count);
+        // The four storages × 4 depths × 4 spins × 2 core counts, then three storages where io_uring only has
+        // its workers (tmpfs's page cache, FUSE) × 4 depths × 2 spins × 2 core counts.
+        Assert.Equal(4 * 4 * 4 * 2 + 3 * 4 * 2 * 2, full.Count);
+        Assert.Equal(DispatchMatrix.Storages, full.Take(128).Select(c => c.Storage).Distinct());
+        Assert.All(full.Take(128), c => Assert.Contains(c.SpinMicroseconds, DispatchMatrix.Spins));
+        Assert.Equal(DispatchMatrix.ExtraStorages, full.Skip(128).Select(c => c.Storage).Distinct());
+        Assert.Equal([0, 100], full.Skip(128).Select(c => c.SpinMicroseconds).Distinct().Order());
         Assert.Equal(full.Count, full.Select(c => c.Name).Distinct().Count());
         Assert.All(full, c => Assert.StartsWith("Dispatch/", c.Name, StringComparison.Ordinal));
         Assert.Equal([1, 8, 32, 128], full.Select(c => c.InFlight).Distinct().Order());
@@ -28,9 +34,9 @@ public class DispatchMatrixTests(ITestOutputHelper output)
         Assert.Equal("Dispatch/tmpfs-direct/qd32/spin100us/allcores", new DispatchCell(DispatchStorage.TmpfsDirect, 32, 100, OneCore: false).Name);
 
         IReadOnlyList<DispatchCell> quick = DispatchMatrix.Build(quick: true);
-        Assert.Equal(8, quick.Count);
+        Assert.Equal(9, quick.Count);
         Assert.All(quick, c => Assert.False(c.OneCore));
-        Assert.Equal([DispatchStorage.DiskDirect, DispatchStorage.TmpfsDirect], quick.Select(c => c.Storage).Distinct().Order());
+        Assert.Equal([DispatchStorage.DiskDirect, DispatchStorage.TmpfsDirect, DispatchStorage.TmpfsCached], quick.Select(c => c.Storage).Distinct().Order());
         Assert.Equal([1, 32], quick.Select(c => c.InFlight).Distinct().Order());
         Assert.Equal([0, 100], quick.Select(c => c.SpinMicroseconds).Distinct().Order());
     }
@@ -38,12 +44,13 @@ public class DispatchMatrixTests(ITestOutputHelper output)
     [Fact]
     public void Filter_selects_the_whole_matrix_a_storage_or_one_cell_also_under_quick()
     {
-        Assert.Equal(128, DispatchSection.Select(quick: false, "Dispatch*").Count);
-        Assert.Equal(128, DispatchSection.Select(quick: false, null).Count);
-        Assert.Equal(8, DispatchSection.Select(quick: true, null).Count);
-        IReadOnlyList<DispatchCell> tmpfs = DispatchSection.Select(quick: false, "Dispatch/tmpfs*");
+        Assert.Equal(176, DispatchSection.Select(quick: false, "Dispatch*").Count);
+        Assert.Equal(176, DispatchSection.Select(quick: false, null).Count);
+        Assert.Equal(9, DispatchSection.Select(quick: true, null).Count);
+        IReadOnlyList<DispatchCell> tmpfs = DispatchSection.Select(quick: false, "Dispatch/tmpfs-direct*");
         Assert.Equal(32, tmpfs.Count);
         Assert.All(tmpfs, c => Assert.Equal(DispatchStorage.TmpfsDirect, c.Storage));
+        Assert.Equal(48, DispatchSection.Select(quick: false, "Dispatch/tmpfs*").Count);
         // A filter draws from the whole matrix even with --quick (which then only shortens the rounds).
         Assert.Equal([new DispatchCell(DispatchStorage.ZramDirect, 8, 20, OneCore: true)],
             DispatchSection.Select(quick: true, "Dispatch/zram-direct/qd8/spin20us/1core"));
@@ -165,6 +172,27 @@ public class DispatchMatrixTests(ITestOutputHelper output)
         Assert.StartsWith("/dev/zram", node, StringComparison.Ordinal);
         Assert.True(IsReleased("/sys/block/" + Path.GetFileName(node)), $"{node} is still set up");
     }
+
+    [Fact]
+    public void A_FUSE_cell_reads_through_a_bindfs_mount_of_the_run_and_unmounts_it_afterwards()
+    {
+        if (!File.Exists("/dev/fuse") || !IsOnPath("bindfs"))
+        {
+            output.WriteLine("SKIPPED: no /dev/fuse or no bindfs (a Debian package; .ci/run installs it)");
+            return;
+        }
+        using var dir = new TempDirectory();
+        ToolRunner.Result result = ToolRunner.Run("bench", "--quick", "--rounds", "1", "--no-fio", "--filter", "Dispatch/fuse-direct/qd8/spin0us/allcores", "--dir", dir.Path, "--out", dir.Path);
+        Assert.True(result.ExitCode == 0, result.Error + result.Out);
+        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(dir.File("bench-report.json")));
+        JsonElement cell = json.RootElement.GetProperty("dispatch").GetProperty("cells")[0];
+        Assert.True(cell.GetProperty("skipped").ValueKind == JsonValueKind.Null, cell.GetProperty("skipped").ToString());
+        Assert.Contains("FUSE", cell.GetProperty("storageDetail").GetString()!, StringComparison.Ordinal);
+        Assert.DoesNotContain("spindle-dispatch-fuse-", File.ReadAllText("/proc/self/mounts"), StringComparison.Ordinal);
+    }
+
+    private static bool IsOnPath(string program)
+        => (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':').Any(d => File.Exists(Path.Combine(d, program)));
 
     [Fact]
     public void A_run_stopped_by_SIGTERM_resets_the_zram_device_it_set_up()

@@ -107,7 +107,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     private ThreadPoolOperation Rent(IoEngine routedBy = IoEngine.ThreadPool)
     {
-        ThreadPoolOperation operation = _pool.TryRent() ?? new ThreadPoolOperation(_pool);
+        ThreadPoolOperation operation = ThreadPoolOperation.TakeThreadSpare() ?? _pool.TryRent() ?? new ThreadPoolOperation(_pool);
         operation.RoutedBy = routedBy;
         return operation;
     }
@@ -128,8 +128,14 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         else
         {
-            FileRequestsInFlight.Enter();
-            operation.CountedInFlight = true;
+            // Counted where it tells the router something: a request on a file system that only pool threads serve
+            // well makes no other request's ring submission pay, and the count's two atomic operations per request
+            // are a measurable part of a cached read's cost.
+            if (!facts.RefusesNonBlockingIo)
+            {
+                FileRequestsInFlight.Enter();
+                operation.CountedInFlight = true;
+            }
             // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
             // hands the item to the next free thread first (global items would run before it).
             System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);

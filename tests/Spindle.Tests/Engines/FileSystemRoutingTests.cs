@@ -129,6 +129,28 @@ public partial class FileSystemRoutingTests
             Assert.DoesNotContain("ring", mechanisms);
         }
         Assert.Equal(data, await SpindleFile.ReadAllBytesAsync(fuse.File("data")));
+
+        // A write-only handle cannot be probed by a read: on a file system that is neither a local disk nor memory it
+        // is taken as refusing, and its writes run on pool threads too.
+        using (SafeFileHandle writer = File.OpenHandle(fuse.File("data"), FileMode.Open, FileAccess.Write, FileShare.ReadWrite))
+        {
+            Assert.True(HandleFacts.Of(writer).RefusesNonBlockingIo);
+            byte[] written = RandomBytes(8192);
+            lock (mechanisms)
+            {
+                mechanisms.Clear();
+            }
+            using (FileRequestsInFlight.Hold())
+            {
+                await SpindleRandomAccess.WriteAsync(writer, written, 4096, IoEngine.IoUring).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
+            }
+            lock (mechanisms)
+            {
+                Assert.Equal(["pool"], mechanisms);
+            }
+            written.CopyTo(data, 4096);
+        }
+        Assert.Equal(data, File.ReadAllBytes(fuse.SourceFile("data")));
     }
 
     // preadv2(RWF_NOWAIT) of one byte at offset 0: EOPNOTSUPP where the file system cannot read without blocking.

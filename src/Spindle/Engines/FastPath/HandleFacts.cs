@@ -55,9 +55,10 @@ internal sealed class HandleFacts
 
     /// <summary>
     /// A regular file whose file system cannot start a read without blocking (RWF_NOWAIT fails with EOPNOTSUPP:
-    /// FUSE, and others found by asking the kernel once per handle): io_uring hands each of its requests to a
-    /// kernel worker, which runs them several times slower than the same system calls on pool threads.
-    /// Not asked for write-only handles (a probing read fails on them before the kernel looks at the flag).
+    /// FUSE, overlayfs, and others found by asking the kernel once per handle): io_uring hands each of its requests
+    /// to a kernel worker, which runs them several times slower than the same system calls on pool threads. Also
+    /// set for a write-only handle on a file system that is neither a local disk nor memory, which a probing read
+    /// cannot ask (it fails before the kernel looks at the flag): pool threads are System.IO's mechanism.
     /// </summary>
     public bool RefusesNonBlockingIo;
 
@@ -180,10 +181,12 @@ internal sealed class HandleFacts
                     }
                     facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
                 }
-                if (fileSystem == FileSystemKind.Other && flags >= 0 && (flags & AccessModeMask) != OpenFlags.O_WRONLY)
+                if (fileSystem == FileSystemKind.Other)
                 {
-                    facts.RefusesNonBlockingIo = StorageBackends.RefusesNonBlockingReads(fd);
-                    facts.SystemCalls++;
+                    // A write-only handle cannot be asked (the probing read fails first): pool threads, System.IO's mechanism.
+                    bool readable = flags >= 0 && (flags & AccessModeMask) != OpenFlags.O_WRONLY;
+                    facts.RefusesNonBlockingIo = !readable || StorageBackends.RefusesNonBlockingReads(fd);
+                    facts.SystemCalls += readable ? 1 : 0;
                 }
                 // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
                 bool cached = flags >= 0 && !direct;

@@ -20,6 +20,9 @@ internal static class IoUringConstants
     // io_uring_enter flags
     internal const uint IORING_ENTER_GETEVENTS = 1u << 0;
 
+    // io_uring_register opcodes
+    internal const uint IORING_REGISTER_IOWQ_MAX_WORKERS = 19; // the calling task's io-wq limits: [bound, unbound], 0 = unchanged (5.15)
+
     // sq_ring flags
     internal const uint IORING_SQ_CQ_OVERFLOW = 1u << 1;
 
@@ -139,6 +142,10 @@ internal static unsafe class IoUringSyscalls
     /// <summary><c>io_uring_setup</c>: the ring's descriptor, or -1 with errno set.</summary>
     internal static int Setup(uint entries, IoUringParams* parameters)
         => (int)Libc.Syscall(s_setup, entries, (long)parameters, 0, 0, 0, 0);
+
+    /// <summary><c>io_uring_register</c>: 0 (or the opcode's result), or -1 with errno set.</summary>
+    internal static int Register(int ringFd, uint opcode, void* argument, uint count)
+        => (int)Libc.Syscall(s_setup < 0 ? -1 : s_setup + 2, ringFd, opcode, (long)argument, count, 0, 0);
 
     /// <summary><c>io_uring_enter</c> without a signal mask: SQEs consumed, or -1 with errno set.</summary>
     internal static int Enter(int ringFd, uint toSubmit, uint minComplete, uint flags)

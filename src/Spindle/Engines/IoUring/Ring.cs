@@ -200,6 +200,31 @@ internal sealed unsafe class Ring
         return address == (void*)-1 ? null : (byte*)address;
     }
 
+    /// <summary>
+    /// Raises the most io-wq workers the calling thread's ring may run at once for requests that can block (opens,
+    /// syncs, buffered writes, reads of files without non-blocking reads) to at least <paramref name="bound"/>; the
+    /// limit in force after the call (the kernel's own, min(SQ entries, 4 × CPUs), where it refuses: before 5.15).
+    /// The limits belong to the thread that submits, so the ring's thread calls this.
+    /// </summary>
+    internal uint RaiseBoundWorkers(uint bound)
+    {
+        uint* limits = stackalloc uint[2];
+        limits[0] = 0; // 0 asks for the current limits without changing them
+        limits[1] = 0;
+        if (IoUringSyscalls.Register(_fd, IORING_REGISTER_IOWQ_MAX_WORKERS, limits, 2) < 0)
+        {
+            return 0;
+        }
+        uint current = limits[0];
+        if (current >= bound)
+        {
+            return current;
+        }
+        limits[0] = bound;
+        limits[1] = 0;
+        return IoUringSyscalls.Register(_fd, IORING_REGISTER_IOWQ_MAX_WORKERS, limits, 2) < 0 ? current : bound;
+    }
+
     /// <summary>How many SQEs <see cref="TryGetSqe"/> can still hand out before the kernel consumes some.</summary>
     internal uint FreeSqes => _sqEntries - (_sqLocalTail - Volatile.Read(ref *_sqHead));
 

@@ -21,6 +21,7 @@ internal sealed unsafe class RingThread
     private const ulong SliceNanoseconds = 100_000;     // the shortest time slice the kernel grants
     private const int WatchMicroseconds = 20;           // how long the thread watches for a next request before it sleeps
     private const int WatchesSkipped = 16;              // sleeps without watching after a watch that saw nothing
+    private const uint BoundWorkers = 64;               // io-wq workers that may wait at once (opens, syncs); the kernel's default is 4 per CPU
 
     // Watching only helps where a continuation can run on another core meanwhile.
     private static readonly int s_processors = Environment.ProcessorCount;
@@ -43,6 +44,9 @@ internal sealed unsafe class RingThread
 
     /// <summary>The nice value the thread runs at, once it started (null when it could not be read).</summary>
     internal int? Nice { get; private set; }
+
+    /// <summary>How many io-wq workers may wait at once for requests that can block (0 when the kernel would not say).</summary>
+    internal uint BoundWorkerLimit { get; private set; }
 
     /// <summary>Whether the kernel took the thread's request for a short time slice.</summary>
     internal bool ShortSlice { get; private set; }
@@ -104,6 +108,7 @@ internal sealed unsafe class RingThread
             ready = ring is not null;
             if (ready)
             {
+                BoundWorkerLimit = ring!.RaiseBoundWorkers(BoundWorkers);
                 _driver = new RingDriver(engine, ring!);
                 _wakeFd = wakeFd;
                 _wakeBuffer = (ulong*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(8, 8);

@@ -201,9 +201,10 @@ public sealed partial class DispatchVolumes(BenchFiles files, long size) : IDisp
         }
         if (_fuseMountPoint is not null)
         {
-            if (Run("fusermount3", "-u", _fuseMountPoint) is not null)
+            // A child killed a moment ago may still hold a file there: then the mount goes once it lets go (lazy).
+            if (Run("fusermount3", "-u", _fuseMountPoint) is not null && Run("umount", _fuseMountPoint) is not null)
             {
-                Run("umount", _fuseMountPoint);
+                Run("umount", "-l", _fuseMountPoint);
             }
             try
             {

@@ -4,33 +4,16 @@ using Spindle.Interop;
 namespace Spindle.Engines;
 
 /// <summary>
-/// Recognises storage io_uring serves through its kernel workers: RAM block devices (zram, brd, pmem), whose
-/// reads and writes the kernel does synchronously in the calling thread with no device to wait for (a plain
-/// system call on the caller's thread is several times faster), and file systems that cannot start a read
-/// without blocking (FUSE and others: a pool thread's system call is). Memory file systems are known by
-/// their type (<see cref="Handles.LocalFileSystems"/>).
+/// Recognises RAM block devices (zram, brd, pmem), whose reads and writes the kernel does synchronously in the
+/// calling thread with no device to wait for: io_uring hands each request to a kernel worker, and a plain system
+/// call on the caller's thread is several times faster. File systems are told apart by
+/// <see cref="Handles.LocalFileSystems"/> (memory ones, and those that cannot read without blocking).
 /// </summary>
 internal static unsafe class StorageBackends
 {
     // Device number → whether its driver is a RAM device. A process sees few devices, and a device's
     // driver does not change while it is in use.
     private static readonly ConcurrentDictionary<ulong, bool> s_devices = new();
-
-    // Far beyond any file's end and any file system's largest file, so that a file system that does take the flag
-    // returns 0 (or refuses the length for O_DIRECT) without reading anything; the offset plus the byte still fits a long.
-    private const long ProbeOffset = long.MaxValue - 4095;
-
-    /// <summary>
-    /// Whether the file system of <paramref name="fd"/> (a regular file open for reading) refuses to start a read
-    /// without blocking: <c>preadv2(RWF_NOWAIT)</c> of one byte far past the end fails with EOPNOTSUPP, the same
-    /// test of the file (FMODE_NOWAIT) by which io_uring decides to hand each request to a kernel worker.
-    /// </summary>
-    internal static bool RefusesNonBlockingReads(int fd)
-    {
-        byte probe;
-        IoVector vector = new() { Base = &probe, Count = 1 };
-        return Libc.PReadV2(fd, &vector, 1, ProbeOffset, LinuxConstants.RWF_NOWAIT) < 0 && Errno.Last == Errno.EOPNOTSUPP;
-    }
 
     /// <summary>Whether the block device <paramref name="major"/>:<paramref name="minor"/> is a RAM device (its sysfs name; cached per device).</summary>
     internal static bool IsRamBlockDevice(uint major, uint minor)

@@ -65,9 +65,9 @@ internal static class FileContent
     internal static unsafe int TryReadCached(in OpenedHandle opened, Span<byte> buffer, long offset)
     {
         SafeFileHandle handle = opened.Handle;
-        if (!ReadFastPath.Enabled || buffer.IsEmpty)
+        if (!ReadFastPath.Enabled || buffer.IsEmpty || opened.Opened.FileSystem == FileSystemKind.OtherBlocking)
         {
-            return -1;
+            return -1; // nothing to try (FUSE, overlayfs: the flag fails)
         }
         bool added = false;
         try
@@ -108,15 +108,17 @@ internal static class FileContent
     }
 
     /// <summary>
-    /// Sets the status flags a content call's open left O_NONBLOCK on in place of (<see cref="OpenedHandle.PendingStatusFlags"/>),
-    /// before I/O that is not a read of the page cache: the engines' reads must be able to wait.
+    /// Before I/O that is not a read of the page cache: sets the status flags a content call's open left O_NONBLOCK on
+    /// in place of (<see cref="OpenedHandle.PendingStatusFlags"/>; the engines' reads must be able to wait), and hands the
+    /// engines what the open learned about the file (<see cref="HandleFacts"/>), so that they do not ask the kernel again.
     /// </summary>
-    internal static void Unblock(in OpenedHandle opened)
+    internal static void PrepareForEngine(in OpenedHandle opened)
     {
         if (opened.PendingStatusFlags >= 0)
         {
             _ = Libc.Fcntl((int)opened.Handle.DangerousGetHandle(), LinuxConstants.F_SETFL, opened.PendingStatusFlags);
         }
+        _ = HandleFacts.Of(opened.Handle, opened.Opened);
     }
 
     /// <summary>The file's length: what the open learned, else <see cref="LengthOf(SafeFileHandle)"/>.</summary>

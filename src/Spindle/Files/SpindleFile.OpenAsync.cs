@@ -77,7 +77,7 @@ public static partial class SpindleFile
     /// <summary>
     /// The content methods' asynchronous open: as the public overload with others allowed to read, on the default
     /// engine, for a handle that lives for one call (<see cref="OpenRequest.ForOneCall"/>): the caller honours
-    /// <see cref="OpenedHandle.PendingStatusFlags"/> (<see cref="Files.FileContent.Unblock"/>) and disposes the handle.
+    /// <see cref="OpenedHandle.PendingStatusFlags"/> (<see cref="Files.FileContent.PrepareForEngine"/>) and disposes the handle.
     /// </summary>
     internal static ValueTask<OpenedHandle> OpenAsync(string path, FileMode mode, FileAccess access, FileOptions options, long preallocationSize,
         CancellationToken cancellationToken)

@@ -118,7 +118,7 @@ public static partial class SpindleFile
             }
             if (length == 0)
             {
-                FileContent.Unblock(opened);
+                FileContent.PrepareForEngine(opened);
                 return ReadAllBytesUnknownLengthAsync(handle, cancellationToken);
             }
             byte[] bytes = GC.AllocateUninitializedArray<byte>((int)length);
@@ -128,7 +128,7 @@ public static partial class SpindleFile
                 handle.Dispose();
                 return Task.FromResult(bytes);
             }
-            FileContent.Unblock(opened);
+            FileContent.PrepareForEngine(opened);
             ValueTask<int> first = cached > 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, bytes, 0, cancellationToken);
             if (first.IsCompletedSuccessfully)
             {

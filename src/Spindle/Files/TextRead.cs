@@ -92,19 +92,19 @@ internal static class TextRead
             long length = FileContent.LengthOf(opened);
             if (length > FileContent.MaxWholeTextLength)
             {
-                FileContent.Unblock(opened);
+                FileContent.PrepareForEngine(opened);
                 return ReadThroughReaderAsync(Reader(handle, encoding), read, cancellationToken);
             }
             if (length == 0)
             {
-                FileContent.Unblock(opened);
+                FileContent.PrepareForEngine(opened);
                 return ReadUnknownLengthAsync(handle, encoding, decode, cancellationToken);
             }
             buffer = ArrayPool<byte>.Shared.Rent((int)length);
             int cached = FileContent.TryReadCached(opened, buffer.AsSpan(0, (int)length), 0);
             if (cached != length)
             {
-                FileContent.Unblock(opened);
+                FileContent.PrepareForEngine(opened);
             }
             ValueTask<int> first = cached >= 0 ? new ValueTask<int>(cached) : SpindleRandomAccess.ReadAsync(handle, buffer.AsMemory(0, (int)length), 0, cancellationToken);
             if (first.IsCompletedSuccessfully)

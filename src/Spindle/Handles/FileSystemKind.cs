@@ -23,8 +23,14 @@ internal enum FileSystemKind : byte
     Memory,
 
     /// <summary>
-    /// Any other (FUSE, network file systems, vfat, overlayfs …): whether a read can start without blocking is
+    /// Any other (network file systems, vfat …), or one not asked yet: whether a read can start without blocking is
     /// asked of the kernel per handle (<see cref="Engines.FastPath.HandleFacts"/>); a close may wait.
     /// </summary>
     Other,
+
+    /// <summary>
+    /// Another file system that refuses to start a read without blocking (FUSE, overlayfs: <c>RWF_NOWAIT</c> fails with
+    /// EOPNOTSUPP), as a reader's open found once per device: io_uring hands each of its requests to a kernel worker.
+    /// </summary>
+    OtherBlocking,
 }

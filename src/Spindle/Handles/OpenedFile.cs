@@ -20,6 +20,7 @@ internal readonly struct OpenedFile
     private const int OtherFileSystemBit = 0x200;
     private const int LearnedBit = 0x400;
     private const int MemoryFileSystemBit = 0x800; // with LocalFileSystemBit: tmpfs, ramfs
+    private const int BlockingFileSystemBit = 0x2000; // with OtherFileSystemBit: refuses non-blocking reads (FUSE, overlayfs)
 
     internal const int OpenDsyncFlag = 0x1000;
 
@@ -43,6 +44,7 @@ internal readonly struct OpenedFile
         FileSystemKind.LocalDisk => LocalFileSystemBit,
         FileSystemKind.Memory => LocalFileSystemBit | MemoryFileSystemBit,
         FileSystemKind.Other => OtherFileSystemBit,
+        FileSystemKind.OtherBlocking => OtherFileSystemBit | BlockingFileSystemBit,
         _ => 0,
     });
 
@@ -81,6 +83,7 @@ internal readonly struct OpenedFile
     internal FileSystemKind FileSystem
         => (_bits & MemoryFileSystemBit) != 0 ? FileSystemKind.Memory
         : (_bits & LocalFileSystemBit) != 0 ? FileSystemKind.LocalDisk
+        : (_bits & BlockingFileSystemBit) != 0 ? FileSystemKind.OtherBlocking
         : (_bits & OtherFileSystemBit) != 0 ? FileSystemKind.Other
         : FileSystemKind.Unknown;
 }

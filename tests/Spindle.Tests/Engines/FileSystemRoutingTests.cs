@@ -97,6 +97,17 @@ public partial class FileSystemRoutingTests
         }
         Assert.False(facts.NonBlockingReads);
 
+        // Spindle's own open finds it once per device (the reader's fstat gives the device), so that neither the content
+        // methods' cached read nor the engines' facts ask the kernel again.
+        using (SafeFileHandle opened = Spindle.Handles.FileOpener.Open(fuse.File("data"), FileMode.Open, FileAccess.Read, FileShare.Read,
+            FileOptions.None, 0, unixCreateMode: null, spindleFlags: 0, out Spindle.Handles.OpenedFile learned))
+        {
+            Assert.Equal(Spindle.Handles.FileSystemKind.OtherBlocking, learned.FileSystem);
+            HandleFacts ownFacts = HandleFacts.Of(opened, learned);
+            Assert.True(ownFacts.RefusesNonBlockingIo);
+            Assert.Equal(0, ownFacts.SystemCalls);
+        }
+
         var mechanisms = new List<string?>();
         using System.Diagnostics.Metrics.MeterListener listener = ListenForMechanisms(mechanisms);
         long submissions = SpindleMetrics.Snapshot().Submissions;

@@ -181,11 +181,15 @@ internal sealed class HandleFacts
                     }
                     facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
                 }
-                if (fileSystem == FileSystemKind.Other)
+                if (fileSystem == FileSystemKind.OtherBlocking)
+                {
+                    facts.RefusesNonBlockingIo = true; // what the open found for the file's device
+                }
+                else if (fileSystem == FileSystemKind.Other)
                 {
                     // A write-only handle cannot be asked (the probing read fails first): pool threads, System.IO's mechanism.
                     bool readable = flags >= 0 && (flags & AccessModeMask) != OpenFlags.O_WRONLY;
-                    facts.RefusesNonBlockingIo = !readable || StorageBackends.RefusesNonBlockingReads(fd);
+                    facts.RefusesNonBlockingIo = !readable || LocalFileSystems.RefusesNonBlockingReads(fd);
                     facts.SystemCalls += readable ? 1 : 0;
                 }
                 // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.

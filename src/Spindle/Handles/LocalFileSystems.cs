@@ -4,14 +4,18 @@ using Spindle.Interop;
 namespace Spindle.Handles;
 
 /// <summary>
-/// The kind of a file's file system (<see cref="FileSystemKind"/>), learned once per device with one <c>fstatfs</c>,
-/// so that an open that already asked <c>fstat</c> knows it for a dictionary lookup.
+/// The kind of a file's file system (<see cref="FileSystemKind"/>): for a file system on a block device learned once per
+/// device with one <c>fstatfs</c>, so that an open that already asked <c>fstat</c> knows it for a dictionary lookup; for
+/// one on an anonymous device, whose number a later mount may reuse, one <c>fstatfs</c> per open.
 /// </summary>
 internal static unsafe class LocalFileSystems
 {
-    // st_dev → kind. A device number names one mounted file system while it is mounted; one reused by a later
-    // mount can only misplace an operation (ring, pool or caller's thread), never change a result.
+    // st_dev → kind, for file systems on block devices: a block device's number stays with its file system while it is
+    // mounted. Anonymous devices (major 0: tmpfs, FUSE, overlayfs, NFS, btrfs subvolumes) get the lowest free number
+    // again after an unmount, so a later mount of another kind may have it: those are asked their type on every open
+    // (one fstatfs) and only the kind of a (device, type) pair is kept, which a reused number cannot mislead.
     private static readonly ConcurrentDictionary<ulong, FileSystemKind> s_devices = new();
+    private static readonly ConcurrentDictionary<(ulong Device, long Type), FileSystemKind> s_types = new();
 
     /// <summary>
     /// The kind of the file system of <paramref name="device"/>, which <paramref name="fd"/> (open for reading) is on
@@ -20,21 +24,34 @@ internal static unsafe class LocalFileSystems
     /// </summary>
     internal static FileSystemKind KindOf(ulong device, int fd)
     {
-        if (s_devices.TryGetValue(device, out FileSystemKind kind))
+        bool anonymous = Major(device) == 0;
+        if (!anonymous && s_devices.TryGetValue(device, out FileSystemKind kind))
         {
             return kind;
         }
-        kind = Ask(fd);
-        if (kind == FileSystemKind.Other && RefusesNonBlockingReads(fd))
+        long type = FileSystemType(fd);
+        if (type == 0)
         {
-            kind = FileSystemKind.OtherBlocking;
+            return FileSystemKind.Unknown;
         }
-        if (kind != FileSystemKind.Unknown)
+        if (!s_types.TryGetValue((device, type), out kind))
+        {
+            kind = OpenedFile.KindOf(type);
+            if (kind == FileSystemKind.Other && RefusesNonBlockingReads(fd))
+            {
+                kind = FileSystemKind.OtherBlocking;
+            }
+            s_types.TryAdd((device, type), kind);
+        }
+        if (!anonymous)
         {
             s_devices.TryAdd(device, kind);
         }
         return kind;
     }
+
+    // The major number of a Linux st_dev (glibc's gnu_dev_major).
+    private static uint Major(ulong device) => (uint)(((device >> 32) & 0xFFFFF000) | ((device >> 8) & 0xFFF));
 
     /// <summary>Whether the file system of <paramref name="device"/>, which <paramref name="fd"/> is on, is a local disk or memory one.</summary>
     internal static bool IsLocal(ulong device, int fd) => KindOf(device, fd) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
@@ -64,8 +81,15 @@ internal static unsafe class LocalFileSystems
     /// <summary>The kind of the file system <paramref name="fd"/> is on (one fstatfs, not remembered; <see cref="FileSystemKind.Unknown"/> when it failed).</summary>
     internal static FileSystemKind Ask(int fd)
     {
+        long type = FileSystemType(fd);
+        return type != 0 ? OpenedFile.KindOf(type) : FileSystemKind.Unknown;
+    }
+
+    // statfs's f_type (one fstatfs), 0 when it failed.
+    private static long FileSystemType(int fd)
+    {
         // struct statfs: f_type is the first field (a long) on 64-bit Linux.
         byte* buffer = stackalloc byte[256];
-        return Libc.FStatFs(fd, buffer) == 0 ? OpenedFile.KindOf(*(long*)buffer) : FileSystemKind.Unknown;
+        return Libc.FStatFs(fd, buffer) == 0 ? *(long*)buffer : 0;
     }
 }

@@ -164,6 +164,50 @@ public partial class FileSystemRoutingTests
         Assert.Equal(data, File.ReadAllBytes(fuse.SourceFile("data")));
     }
 
+    [Fact]
+    public void A_device_number_that_a_later_mount_reuses_is_not_taken_for_the_earlier_file_system()
+    {
+        // tmpfs and FUSE mounts get anonymous device numbers, and the lowest free one again after an unmount: what the
+        // opens learned of a tmpfs must not make a FUSE mount that took its number a memory file system.
+        for (int attempt = 0; attempt < 5; attempt++)
+        {
+            ulong tmpfsDevice;
+            using (TmpfsMount? tmpfs = TmpfsMount.TryMount("1m", out string reason))
+            {
+                if (tmpfs is null)
+                {
+                    Console.WriteLine($"skipped: {reason}");
+                    return;
+                }
+                File.WriteAllBytes(tmpfs.File("f"), new byte[10]);
+                (Spindle.Handles.FileSystemKind kind, tmpfsDevice) = OpenForReading(tmpfs.File("f"));
+                Assert.Equal(Spindle.Handles.FileSystemKind.Memory, kind);
+            }
+            using FuseMount? fuse = FuseMount.TryMount(out string fuseReason);
+            if (fuse is null)
+            {
+                Console.WriteLine($"skipped: {fuseReason}");
+                return;
+            }
+            File.WriteAllBytes(fuse.SourceFile("f"), new byte[10]);
+            (Spindle.Handles.FileSystemKind fuseKind, ulong fuseDevice) = OpenForReading(fuse.File("f"));
+            Assert.Equal(Spindle.Handles.FileSystemKind.OtherBlocking, fuseKind);
+            if (fuseDevice == tmpfsDevice)
+            {
+                return; // the number was reused, and the kind is the new mount's
+            }
+        }
+        Console.WriteLine("no device number was reused in five mounts: the kinds above were still checked");
+
+        static (Spindle.Handles.FileSystemKind Kind, ulong Device) OpenForReading(string path)
+        {
+            using SafeFileHandle handle = Spindle.Handles.FileOpener.Open(path, FileMode.Open, FileAccess.Read, FileShare.Read,
+                FileOptions.None, 0, unixCreateMode: null, spindleFlags: 0, out Spindle.Handles.OpenedFile opened);
+            Assert.Equal(0, Spindle.Interop.Libc.FStat((int)handle.DangerousGetHandle(), out _, out _, out ulong device));
+            return (opened.FileSystem, device);
+        }
+    }
+
     // preadv2(RWF_NOWAIT) of one byte at offset 0: EOPNOTSUPP where the file system cannot read without blocking.
     private static unsafe bool RefusesNonBlockingRead(SafeFileHandle handle)
     {

@@ -86,10 +86,11 @@ internal enum Mechanism : byte
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
 /// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
 ///
-/// thread pool (Auto without io_uring)
-///  1   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above
-///  2   read, write, s/g   pipe, socket, device, anon inode            Blocking never holds a pool thread that another request needs
-///  3   anything else                                                  Pool     System.IO's mechanism
+/// thread pool (Auto without io_uring, and a synchronous stream's *Async calls)
+///  1   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem Inline as row 3 above: the kernel copies synchronously
+///  2   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above
+///  3   read, write, s/g   pipe, socket, device, anon inode            Blocking never holds a pool thread that another request needs
+///  4   anything else                                                  Pool     System.IO's mechanism
 ///
 /// synchronous
 ///  1   read, write, s/g   pipe, socket, device, anon inode (bytes)    Blocking the caller's next write may be what the read waits for
@@ -118,6 +119,10 @@ internal static partial class Router
 
     private static Mechanism RouteThreadPool(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
     {
+        if (kind != RequestKind.Flush && facts.SynchronousBackend)
+        {
+            return Mechanism.Inline;
+        }
         if (kind is RequestKind.Write or RequestKind.WriteGather && useFastPath && IsPageCacheCopy(facts, length, fileOffset))
         {
             return Mechanism.FastPath;

@@ -76,8 +76,15 @@ internal static class FileContent
             fixed (byte* pointer = buffer)
             {
                 IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
+                int fd = HandleIo.Fd(handle);
                 int flags = opened.Opened.FileSystem == FileSystemKind.Memory ? 0 : LinuxConstants.RWF_NOWAIT;
-                nint read = Libc.PReadV2(HandleIo.Fd(handle), &vector, 1, offset, flags);
+                nint read = Libc.PReadV2(fd, &vector, 1, offset, flags);
+                if (read < 0 && flags != 0 && Errno.Last == Errno.EOPNOTSUPP && opened.Opened.FileSystem == FileSystemKind.Unknown
+                    && LocalFileSystems.Ask(fd, readable: true) == FileSystemKind.Memory)
+                {
+                    // A file on an anonymous device the open did not ask about, which is tmpfs after all: a plain read is the copy.
+                    read = Libc.PReadV2(fd, &vector, 1, offset, 0);
+                }
                 if (read < 0)
                 {
                     return -1;

@@ -191,7 +191,7 @@ internal static partial class FileOpener
         bool isLocked = FileLocking.TryLock(handle, fd, path, access, share, out long fileSystemType);
         if (fileSystemType != 0)
         {
-            opened = opened.WithFileSystem(OpenedFile.KindOf(fileSystemType));
+            opened = opened.WithFileSystem(LocalFileSystems.KindOfType(fileSystemType, fd, readable: (access & FileAccess.Read) != 0));
         }
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
         // A handle of one content call is closed by Spindle and never shared, so its close releases the lock;

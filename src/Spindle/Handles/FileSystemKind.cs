@@ -23,14 +23,14 @@ internal enum FileSystemKind : byte
     Memory,
 
     /// <summary>
-    /// Any other (network file systems, vfat …), or one not asked yet: whether a read can start without blocking is
-    /// asked of the kernel per handle (<see cref="Engines.FastPath.HandleFacts"/>); a close may wait.
+    /// Any other that reads without blocking (asked once per file-system type), or whose answer nobody could ask yet (a
+    /// write-only descriptor cannot probe it); a close may wait.
     /// </summary>
     Other,
 
     /// <summary>
     /// Another file system that refuses to start a read without blocking (FUSE, overlayfs: <c>RWF_NOWAIT</c> fails with
-    /// EOPNOTSUPP), as a reader's open found once per device: io_uring hands each of its requests to a kernel worker.
+    /// EOPNOTSUPP; asked once per file-system type): io_uring hands each of its requests to a kernel worker.
     /// </summary>
     OtherBlocking,
 }

@@ -68,6 +68,13 @@ public partial class FileSystemRoutingTests
         }
         Assert.Equal(submissions, SpindleMetrics.Snapshot().Submissions);
 
+        // The thread-pool engine (Auto without io_uring, a synchronous stream's *Async calls) copies on the caller's thread too.
+        byte[] pooled = new byte[4096], expectedBytes = new byte[4096];
+        ValueTask<int> poolRead = SpindleRandomAccess.ReadAsync(handle, pooled, 2048, IoEngine.ThreadPool);
+        Assert.True(poolRead.IsCompletedSuccessfully, "the thread-pool engine's read ran on the caller's thread");
+        Assert.Equal(System.IO.RandomAccess.Read(handle, expectedBytes, 2048), await poolRead);
+        Assert.Equal(expectedBytes, pooled);
+
         // The content methods read such a file with one plain read, and return what System.IO returns.
         Assert.Equal(File.ReadAllBytes(tmpfs.File("data")), await SpindleFile.ReadAllBytesAsync(tmpfs.File("data")));
         File.WriteAllText(tmpfs.File("text"), "héllo\nwörld\n");
@@ -97,15 +104,16 @@ public partial class FileSystemRoutingTests
         }
         Assert.False(facts.NonBlockingReads);
 
-        // Spindle's own open finds it once per device (the reader's fstat gives the device), so that neither the content
-        // methods' cached read nor the engines' facts ask the kernel again.
+        // FUSE mounts have anonymous device numbers, which later mounts reuse: Spindle's own open leaves the kind to its
+        // first use, which asks the file system's type (one fstatfs); whether that type refuses non-blocking reads was
+        // probed once for the type, above, and is not asked again.
         using (SafeFileHandle opened = Spindle.Handles.FileOpener.Open(fuse.File("data"), FileMode.Open, FileAccess.Read, FileShare.Read,
             FileOptions.None, 0, unixCreateMode: null, spindleFlags: 0, out Spindle.Handles.OpenedFile learned))
         {
-            Assert.Equal(Spindle.Handles.FileSystemKind.OtherBlocking, learned.FileSystem);
+            Assert.Equal(Spindle.Handles.FileSystemKind.Unknown, learned.FileSystem);
             HandleFacts ownFacts = HandleFacts.Of(opened, learned);
             Assert.True(ownFacts.RefusesNonBlockingIo);
-            Assert.Equal(0, ownFacts.SystemCalls);
+            Assert.Equal(1, ownFacts.SystemCalls);
         }
 
         var mechanisms = new List<string?>();
@@ -168,7 +176,7 @@ public partial class FileSystemRoutingTests
     public void A_device_number_that_a_later_mount_reuses_is_not_taken_for_the_earlier_file_system()
     {
         // tmpfs and FUSE mounts get anonymous device numbers, and the lowest free one again after an unmount: what the
-        // opens learned of a tmpfs must not make a FUSE mount that took its number a memory file system.
+        // handles learned of a tmpfs must not make a FUSE mount that took its number a memory file system.
         for (int attempt = 0; attempt < 5; attempt++)
         {
             ulong tmpfsDevice;
@@ -180,8 +188,9 @@ public partial class FileSystemRoutingTests
                     return;
                 }
                 File.WriteAllBytes(tmpfs.File("f"), new byte[10]);
-                (Spindle.Handles.FileSystemKind kind, tmpfsDevice) = OpenForReading(tmpfs.File("f"));
-                Assert.Equal(Spindle.Handles.FileSystemKind.Memory, kind);
+                (HandleFacts tmpfsFacts, tmpfsDevice) = OpenForReading(tmpfs.File("f"));
+                Assert.True(tmpfsFacts.SynchronousBackend);
+                Assert.False(tmpfsFacts.RefusesNonBlockingIo);
             }
             using FuseMount? fuse = FuseMount.TryMount(out string fuseReason);
             if (fuse is null)
@@ -190,21 +199,22 @@ public partial class FileSystemRoutingTests
                 return;
             }
             File.WriteAllBytes(fuse.SourceFile("f"), new byte[10]);
-            (Spindle.Handles.FileSystemKind fuseKind, ulong fuseDevice) = OpenForReading(fuse.File("f"));
-            Assert.Equal(Spindle.Handles.FileSystemKind.OtherBlocking, fuseKind);
+            (HandleFacts fuseFacts, ulong fuseDevice) = OpenForReading(fuse.File("f"));
+            Assert.False(fuseFacts.SynchronousBackend, "a FUSE file taken for memory: its reads would block the caller");
+            Assert.True(fuseFacts.RefusesNonBlockingIo);
             if (fuseDevice == tmpfsDevice)
             {
                 return; // the number was reused, and the kind is the new mount's
             }
         }
-        Console.WriteLine("no device number was reused in five mounts: the kinds above were still checked");
+        Console.WriteLine("no device number was reused in five mounts: the facts above were still checked");
 
-        static (Spindle.Handles.FileSystemKind Kind, ulong Device) OpenForReading(string path)
+        static (HandleFacts Facts, ulong Device) OpenForReading(string path)
         {
             using SafeFileHandle handle = Spindle.Handles.FileOpener.Open(path, FileMode.Open, FileAccess.Read, FileShare.Read,
                 FileOptions.None, 0, unixCreateMode: null, spindleFlags: 0, out Spindle.Handles.OpenedFile opened);
             Assert.Equal(0, Spindle.Interop.Libc.FStat((int)handle.DangerousGetHandle(), out _, out _, out ulong device));
-            return (opened.FileSystem, device);
+            return (HandleFacts.Of(handle, opened), device);
         }
     }
 

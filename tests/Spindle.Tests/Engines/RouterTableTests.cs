@@ -79,6 +79,13 @@ public class RouterTableTests
         Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, false, IoEngine.ThreadPool));
         Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, false, IoEngine.ThreadPool));
         Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, false, IoEngine.ThreadPool));
+        // Memory-backed storage: the copy on the caller's thread, as on the ring's engine (row 3), but never a flush.
+        var memory = new HandleFacts { SynchronousBackend = true, BufferedFile = true, CachedWrites = true };
+        foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
+        {
+            Assert.Equal(Mechanism.Inline, Router.Route(kind, memory, 1 << 20, 0, true, true, IoEngine.ThreadPool));
+        }
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Flush, memory, 0, -1, true, true, IoEngine.ThreadPool));
     }
 
     [Fact]

@@ -164,10 +164,11 @@ internal sealed class HandleFacts
             }
             else if (type == LinuxConstants.S_IFREG)
             {
+                bool readable = flags >= 0 && (flags & AccessModeMask) != OpenFlags.O_WRONLY;
                 FileSystemKind fileSystem = opened.FileSystem;
                 if (fileSystem == FileSystemKind.Unknown)
                 {
-                    fileSystem = LocalFileSystems.Ask(fd);
+                    fileSystem = LocalFileSystems.Ask(fd, readable); // and, once per file-system type, whether it reads without blocking
                     facts.SystemCalls++;
                 }
                 facts.SynchronousBackend = fileSystem == FileSystemKind.Memory;
@@ -181,17 +182,8 @@ internal sealed class HandleFacts
                     }
                     facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
                 }
-                if (fileSystem == FileSystemKind.OtherBlocking)
-                {
-                    facts.RefusesNonBlockingIo = true; // what the open found for the file's device
-                }
-                else if (fileSystem == FileSystemKind.Other)
-                {
-                    // A write-only handle cannot be asked (the probing read fails first): pool threads, System.IO's mechanism.
-                    bool readable = flags >= 0 && (flags & AccessModeMask) != OpenFlags.O_WRONLY;
-                    facts.RefusesNonBlockingIo = !readable || LocalFileSystems.RefusesNonBlockingReads(fd);
-                    facts.SystemCalls += readable ? 1 : 0;
-                }
+                // Other with a write-only handle: nobody could ask (the probing read fails first), so pool threads, System.IO's mechanism.
+                facts.RefusesNonBlockingIo = fileSystem == FileSystemKind.OtherBlocking || fileSystem == FileSystemKind.Other && !readable;
                 // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
                 bool cached = flags >= 0 && !direct;
                 facts.NonBlockingReads = cached && !facts.SynchronousBackend && !facts.RefusesNonBlockingIo;

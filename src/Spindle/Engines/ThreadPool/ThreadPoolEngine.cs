@@ -29,15 +29,21 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
-        return Read(handle, facts, Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath), buffer, fileOffset, prefix, cancellationToken);
+        Mechanism mechanism = Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath);
+        return mechanism == Mechanism.Inline
+            ? SyncEngine.Read(handle, buffer, fileOffset, prefix)
+            : Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken);
     }
 
     public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         Mechanism mechanism = Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath);
-        return mechanism == Mechanism.FastPath
-            ? WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind)
-            : Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken);
+        return mechanism switch
+        {
+            Mechanism.FastPath => WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind),
+            Mechanism.Inline => SyncEngine.Write(handle, buffer, fileOffset),
+            _ => Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken),
+        };
     }
 
     public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -50,15 +56,21 @@ internal sealed class ThreadPoolEngine : FileIoEngine
                 return new ValueTask<long>(cached);
             }
         }
-        return ReadScatter(handle, facts, Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath), buffers, fileOffset, cancellationToken);
+        Mechanism mechanism = Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
+        return mechanism == Mechanism.Inline
+            ? SyncEngine.ReadScatter(handle, buffers, fileOffset)
+            : ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
     }
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
         Mechanism mechanism = Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
-        return mechanism == Mechanism.FastPath
-            ? WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind)
-            : WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
+        return mechanism switch
+        {
+            Mechanism.FastPath => WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind),
+            Mechanism.Inline => SyncEngine.WriteGather(handle, buffers, fileOffset),
+            _ => WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken),
+        };
     }
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)

@@ -12,8 +12,26 @@ namespace Spindle.Handles;
 /// </summary>
 internal static unsafe class LocalFileSystems
 {
-    private static readonly ConcurrentDictionary<ulong, FileSystemKind> s_devices = new();   // block devices' st_dev → kind
-    private static readonly ConcurrentDictionary<long, bool> s_refusingTypes = new();       // statfs type → refuses RWF_NOWAIT
+    // The caches live in classes of their own, so that compiling the methods here loads no other assembly: the facts of a
+    // handle are learned before an engine is chosen, possibly while the process is out of descriptors, and the runtime
+    // remembers a failed assembly load for good (Diagnostics/DependencyLoader.cs).
+    private static class Devices
+    {
+        private static readonly ConcurrentDictionary<ulong, FileSystemKind> s_kinds = new();  // block devices' st_dev → kind
+
+        internal static bool TryGet(ulong device, out FileSystemKind kind) => s_kinds.TryGetValue(device, out kind);
+
+        internal static void Add(ulong device, FileSystemKind kind) => s_kinds.TryAdd(device, kind);
+    }
+
+    private static class RefusingTypes
+    {
+        private static readonly ConcurrentDictionary<long, bool> s_types = new();             // statfs type → refuses RWF_NOWAIT
+
+        internal static bool TryGet(long type, out bool refuses) => s_types.TryGetValue(type, out refuses);
+
+        internal static void Add(long type, bool refuses) => s_types.TryAdd(type, refuses);
+    }
 
     /// <summary>
     /// The kind of the file system of <paramref name="device"/>, which <paramref name="fd"/> (open for reading) is on:
@@ -26,14 +44,14 @@ internal static unsafe class LocalFileSystems
         {
             return FileSystemKind.Unknown;
         }
-        if (s_devices.TryGetValue(device, out FileSystemKind kind))
+        if (Devices.TryGet(device, out FileSystemKind kind))
         {
             return kind;
         }
         kind = Ask(fd, readable: true);
         if (kind != FileSystemKind.Unknown)
         {
-            s_devices.TryAdd(device, kind);
+            Devices.Add(device, kind);
         }
         return kind;
     }
@@ -78,14 +96,14 @@ internal static unsafe class LocalFileSystems
         {
             return kind;
         }
-        if (!s_refusingTypes.TryGetValue(type, out bool refuses))
+        if (!RefusingTypes.TryGet(type, out bool refuses))
         {
             if (!readable)
             {
                 return FileSystemKind.Other;
             }
             refuses = RefusesNonBlockingReads(fd);
-            s_refusingTypes.TryAdd(type, refuses);
+            RefusingTypes.Add(type, refuses);
         }
         return refuses ? FileSystemKind.OtherBlocking : FileSystemKind.Other;
     }

@@ -6,7 +6,8 @@ namespace Spindle.Engines;
 /// The rows of the durability and batch requests (docs/engine-v2.md, rows 11–13), tried for these kinds only.
 /// <code>
 /// row  request            handle                                      mechanism
-/// 11   data sync          nothing else on files in flight             Pool     one hop, as row 9
+/// 11   data sync          file on tmpfs/ramfs                         Inline   nothing to write back, as row 0
+///      data sync          nothing else on files in flight             Pool     one hop, as row 9
 ///      data sync          others in flight                            Ring     IORING_OP_FSYNC(DATASYNC): concurrent syncs share kernel workers and flushes, no pool thread waits
 /// 12   durable write      O_NONBLOCK special file, epoll, O_DIRECT on memory-backed storage   Inline   as rows 1–3
 ///      durable write      buffered regular file                       Pool     io-wq runs one file's buffered writes one at a time: concurrent durable writers would wait for a flush each
@@ -28,6 +29,10 @@ internal static partial class Router
         switch (kind)
         {
             case RequestKind.DataSync:
+                if (facts.MemoryFileSystem)
+                {
+                    return Mechanism.Inline; // nothing to write back, as row 0
+                }
                 return othersInFlight || facts.MayBlockIndefinitely ? Mechanism.Ring : Mechanism.Pool;
             case RequestKind.WriteDurable:
                 if (length == 0)

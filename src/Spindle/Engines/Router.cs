@@ -71,7 +71,8 @@ internal enum Mechanism : byte
 /// <code>
 /// io_uring (Auto where the kernel allows it)
 /// row  request            handle                                      mechanism
-///  0   flush              any                                         Ring
+///  0   flush              file on tmpfs/ramfs                         Inline   nothing to write back: fsync returns at once, a ring round trip would cost two hops and a worker
+///      flush              any other                                   Ring
 ///  1   any                O_NONBLOCK pipe, socket, device, anon inode Inline   fails with EAGAIN at once, as System.IO (io_uring would wait)
 ///  2   any                epoll descriptor                            Inline   fails with EINVAL at once, as System.IO (io_uring never completes)
 ///  3   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem Inline the kernel copies synchronously; io_uring punts each to io-wq
@@ -138,7 +139,7 @@ internal static partial class Router
     {
         if (kind == RequestKind.Flush)
         {
-            return Mechanism.Ring;
+            return facts.MemoryFileSystem ? Mechanism.Inline : Mechanism.Ring;
         }
         if (facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce || facts.SynchronousBackend)
         {

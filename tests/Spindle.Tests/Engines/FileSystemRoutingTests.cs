@@ -65,6 +65,14 @@ public partial class FileSystemRoutingTests
             data.AsSpan(0, 1000).CopyTo(expected);
             written.CopyTo(expected, 1000);
             Assert.Equal(expected, File.ReadAllBytes(tmpfs.File("data")));
+
+            // Nothing to write back: a flush and a data sync return on the caller's thread.
+            ValueTask flush = SpindleRandomAccess.FlushToDiskAsync(handle, IoEngine.IoUring);
+            Assert.True(flush.IsCompletedSuccessfully, "the flush ran on the caller's thread");
+            await flush;
+            ValueTask dataSync = SpindleRandomAccess.FlushDataToDiskAsync(handle, IoEngine.IoUring);
+            Assert.True(dataSync.IsCompletedSuccessfully, "the data sync ran on the caller's thread");
+            await dataSync;
         }
         Assert.Equal(submissions, SpindleMetrics.Snapshot().Submissions);
 

@@ -89,6 +89,21 @@ public class RouterTableTests
     }
 
     [Fact]
+    public void A_flush_or_data_sync_of_a_file_on_a_memory_file_system_returns_on_the_callers_thread()
+    {
+        // tmpfs and ramfs have nothing to write back; a RAM block device (also a synchronous backend) still syncs on the ring.
+        var tmpfs = new HandleFacts { MemoryFileSystem = true, SynchronousBackend = true, BufferedFile = true };
+        var zram = new HandleFacts { SynchronousBackend = true };
+        foreach (bool others in new[] { false, true })
+        {
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, tmpfs, 0, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.RouteDurable(RequestKind.DataSync, tmpfs, 0, -1, others));
+            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, zram, 0, -1, true, others, IoEngine.IoUring));
+        }
+        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.DataSync, zram, 0, -1, othersInFlight: true));
+    }
+
+    [Fact]
     public void The_synchronous_engine_runs_everything_inline_but_transfers_on_handles_that_may_wait()
     {
         Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, true, IoEngine.Sync));

@@ -53,6 +53,9 @@ internal sealed class HandleFacts
     /// </summary>
     public bool SynchronousBackend;
 
+    /// <summary>A regular file on tmpfs or ramfs: nothing to write back, so a flush or data sync returns at once.</summary>
+    public bool MemoryFileSystem;
+
     /// <summary>
     /// A regular file whose file system cannot start a read without blocking (RWF_NOWAIT fails with EOPNOTSUPP:
     /// FUSE, overlayfs, and others found by asking the kernel once per handle): io_uring hands each of its requests
@@ -171,7 +174,8 @@ internal sealed class HandleFacts
                     fileSystem = LocalFileSystems.Ask(fd, readable); // and, once per file-system type, whether it reads without blocking
                     facts.SystemCalls++;
                 }
-                facts.SynchronousBackend = fileSystem == FileSystemKind.Memory;
+                facts.MemoryFileSystem = fileSystem == FileSystemKind.Memory;
+                facts.SynchronousBackend = facts.MemoryFileSystem;
                 if (direct && !facts.SynchronousBackend)
                 {
                     // An O_DIRECT file on a RAM block device (ext4 on zram); buffered reads there are page-cache hits.

@@ -47,9 +47,20 @@ internal sealed partial class IoUringEngine
 
     public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
-        if (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None) == Mechanism.Pool)
+        switch (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None))
         {
-            return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
+            case Mechanism.Pool:
+                return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
+            case Mechanism.Inline:
+                try
+                {
+                    DurableIo.FlushData(handle);
+                    return default;
+                }
+                catch (Exception e)
+                {
+                    return ValueTask.FromException(e);
+                }
         }
         // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
         IoUringOperation operation = Rent(mayBlock: false);

@@ -236,6 +236,18 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
+        if (Router.Route(RequestKind.Flush, facts, 0, -1, useFastPath: false, othersInFlight: false, Kind) == Mechanism.Inline)
+        {
+            try
+            {
+                Syscalls.HandleIo.FlushToDisk(handle);
+                return default;
+            }
+            catch (Exception e)
+            {
+                return ValueTask.FromException(e);
+            }
+        }
         IoUringOperation operation = Rent(mayBlock: false); // fsync always finishes
         try
         {

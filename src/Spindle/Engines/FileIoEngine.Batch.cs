@@ -146,8 +146,9 @@ internal abstract partial class FileIoEngine
 
 /// <summary>
 /// Work sharing for a batch's page-cache hits. The caller and up to (cores - 1) pool work items claim members from one
-/// shared index and try each on the fast path (<c>preadv2(RWF_NOWAIT)</c>), recording per member the bytes it got or
-/// that it missed (with the cached prefix a partial hit copied). The caller never waits for a helper that has not
+/// shared index and try each on the fast path (<c>preadv2(RWF_NOWAIT)</c>; memory-backed storage, which refuses that
+/// flag, with the plain read the router would make inline), recording per member the bytes it got or that it missed
+/// (with the cached prefix a partial hit copied). The caller never waits for a helper that has not
 /// started: it claims whatever is left itself, and once every member is claimed it waits only for the members a helper
 /// is copying at that moment (microseconds). Only then does it complete hits and route misses, on its own thread, so
 /// that misses still reach the ring together and nothing touches a buffer after the batch completes: a helper that
@@ -287,7 +288,12 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
             }
             Memory<byte> buffer = request.Buffer;
             long offset = FileIoEngine.BatchOffset(request);
-            if (FastPath.ReadFastPath.TryComplete(handle, facts!, ref buffer, ref offset, _engine, out int prefix, out int completed))
+            if (facts!.SynchronousBackend)
+            {
+                // Memory-backed storage (tmpfs, ramfs, a RAM disk): the read is the copy the router would make inline (row 3).
+                return SyncEngine.Read(handle, buffer, offset).GetAwaiter().GetResult();
+            }
+            if (FastPath.ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, _engine, out int prefix, out int completed))
             {
                 return completed;
             }

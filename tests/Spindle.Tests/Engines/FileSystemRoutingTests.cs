@@ -83,6 +83,26 @@ public partial class FileSystemRoutingTests
         Assert.Equal(System.IO.RandomAccess.Read(handle, expectedBytes, 2048), await poolRead);
         Assert.Equal(expectedBytes, pooled);
 
+        // A batch's members are copies too: shared between the caller and pool work items like page-cache hits, with
+        // System.IO's result for every request (the end of the file included).
+        const int Members = 24;
+        var requests = new BatchReadRequest[Members];
+        var results = new BatchReadResult[Members];
+        long fileLength = System.IO.RandomAccess.GetLength(handle);
+        for (int i = 0; i < Members; i++)
+        {
+            requests[i] = new BatchReadRequest(handle, new byte[4096], i == Members - 1 ? fileLength - 100 : i * 4000L);
+        }
+        await SpindleRandomAccess.ReadBatchAsync(requests, results, IoEngine.IoUring);
+        for (int i = 0; i < Members; i++)
+        {
+            byte[] expectedMember = new byte[4096];
+            int count = System.IO.RandomAccess.Read(handle, expectedMember, requests[i].FileOffset);
+            Assert.Null(results[i].Exception);
+            Assert.Equal(count, results[i].BytesRead);
+            Assert.Equal(expectedMember, requests[i].Buffer.ToArray());
+        }
+
         // The content methods read such a file with one plain read, and return what System.IO returns.
         Assert.Equal(File.ReadAllBytes(tmpfs.File("data")), await SpindleFile.ReadAllBytesAsync(tmpfs.File("data")));
         File.WriteAllText(tmpfs.File("text"), "héllo\nwörld\n");

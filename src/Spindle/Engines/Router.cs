@@ -75,7 +75,8 @@ internal enum Mechanism : byte
 ///      flush              any other                                   Ring
 ///  1   any                O_NONBLOCK pipe, socket, device, anon inode Inline   fails with EAGAIN at once, as System.IO (io_uring would wait)
 ///  2   any                epoll descriptor                            Inline   fails with EINVAL at once, as System.IO (io_uring never completes)
-///  3   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem Inline the kernel copies synchronously; io_uring punts each to io-wq
+///  3   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem: ≤ 64 KiB Inline the kernel copies synchronously; io_uring punts each to io-wq;
+///                                                          larger       Pool   a copy longer than a hop: concurrent requests from one thread use every core
 ///  4   read (0 bytes)     any                                         Inline   returns at once; io_uring would wait on an empty pipe
 ///  5   read, scatter      character device                            Blocking a device's non-blocking read may come back short on the ring
 ///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
@@ -88,7 +89,7 @@ internal enum Mechanism : byte
 /// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
 ///
 /// thread pool (Auto without io_uring, and a synchronous stream's *Async calls)
-///  1   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem Inline as row 3 above: the kernel copies synchronously
+///  1   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem, ≤ 64 KiB  Inline as row 3 above
 ///  2   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above
 ///  3   read, write, s/g   pipe, socket, device, anon inode            Blocking never holds a pool thread that another request needs
 ///  4   anything else                                                  Pool     System.IO's mechanism
@@ -120,7 +121,7 @@ internal static partial class Router
 
     private static Mechanism RouteThreadPool(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
     {
-        if (kind != RequestKind.Flush && facts.SynchronousBackend)
+        if (kind != RequestKind.Flush && IsInlineCopy(facts, length))
         {
             return Mechanism.Inline;
         }
@@ -130,6 +131,12 @@ internal static partial class Router
         }
         return kind != RequestKind.Flush && facts.MayBlockIndefinitely ? Mechanism.Blocking : Mechanism.Pool;
     }
+
+    /// <summary>The largest request on memory-backed storage copied on the caller's thread (row 3); a larger copy costs more than a pool thread's hop.</summary>
+    internal const long MaxInlineCopy = 64 * 1024;
+
+    // Row 3: a request on memory-backed storage small enough that the copy costs less than a hop to another thread.
+    private static bool IsInlineCopy(HandleFacts facts, long length) => facts.SynchronousBackend && length > 0 && length <= MaxInlineCopy;
 
     // A small buffered write at an offset to a local file system: a copy into the page cache.
     private static bool IsPageCacheCopy(HandleFacts facts, long length, long fileOffset)
@@ -141,9 +148,13 @@ internal static partial class Router
         {
             return facts.MemoryFileSystem ? Mechanism.Inline : Mechanism.Ring;
         }
-        if (facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce || facts.SynchronousBackend)
+        if (facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce || IsInlineCopy(facts, length))
         {
             return Mechanism.Inline;
+        }
+        if (facts.SynchronousBackend && length > 0)
+        {
+            return Mechanism.Pool; // a larger copy: where System.IO runs it, so that requests one thread starts use every core
         }
         switch (kind)
         {

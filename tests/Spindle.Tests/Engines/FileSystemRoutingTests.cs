@@ -57,13 +57,20 @@ public partial class FileSystemRoutingTests
                 Assert.Equal(System.IO.RandomAccess.Read(handle, system, offset), await read);
                 Assert.Equal(system, spindle);
             }
-            byte[] written = RandomBytes(100_000); // larger than the page-cache write fast path's limit
+            byte[] written = RandomBytes(60_000);
             ValueTask write = SpindleRandomAccess.WriteAsync(handle, written, 1000, IoEngine.IoUring);
             Assert.True(write.IsCompletedSuccessfully, "the write ran on the caller's thread");
             await write;
-            byte[] expected = new byte[1000 + written.Length];
+            // A larger copy runs on a pool thread (requests one thread starts then use every core), never on the ring.
+            byte[] large = RandomBytes(200_000);
+            await SpindleRandomAccess.WriteAsync(handle, large, 61_000, IoEngine.IoUring);
+            byte[] largeBack = new byte[200_000];
+            Assert.Equal(200_000, await SpindleRandomAccess.ReadAsync(handle, largeBack, 61_000, IoEngine.IoUring));
+            Assert.Equal(large, largeBack);
+            byte[] expected = new byte[61_000 + large.Length];
             data.AsSpan(0, 1000).CopyTo(expected);
             written.CopyTo(expected, 1000);
+            large.CopyTo(expected, 61_000);
             Assert.Equal(expected, File.ReadAllBytes(tmpfs.File("data")));
 
             // Nothing to write back: a flush and a data sync return on the caller's thread.

@@ -60,6 +60,9 @@ public class RouterTableTests
         foreach (bool others in new[] { false, true })
         {
             Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 4096, 0, true, others, IoEngine.IoUring));
+            // A copy larger than a hop runs on a pool thread, never on the ring (whose workers would do the same copy).
+            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 1 << 20, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, new HandleFacts { SynchronousBackend = true, BufferedFile = true, CachedWrites = true }, 1 << 20, 0, true, others, IoEngine.IoUring));
             Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { FailsAtOnce = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
             Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { NonBlocking = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
             Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 0, 0, true, others, IoEngine.IoUring));
@@ -83,7 +86,8 @@ public class RouterTableTests
         var memory = new HandleFacts { SynchronousBackend = true, BufferedFile = true, CachedWrites = true };
         foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
         {
-            Assert.Equal(Mechanism.Inline, Router.Route(kind, memory, 1 << 20, 0, true, true, IoEngine.ThreadPool));
+            Assert.Equal(Mechanism.Inline, Router.Route(kind, memory, Router.MaxInlineCopy, 0, true, true, IoEngine.ThreadPool));
+            Assert.Equal(Mechanism.Pool, Router.Route(kind, memory, Router.MaxInlineCopy + 1, 0, true, true, IoEngine.ThreadPool));
         }
         Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Flush, memory, 0, -1, true, true, IoEngine.ThreadPool));
     }

@@ -1,44 +1,94 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// A bounded stack of reusable operation objects. Renting and returning never allocate; the lock is
-/// held for a few instructions, which costs less than a lock-free structure on the small core counts
-/// file I/O runs on.
+/// A bounded pool of reusable operation objects. Renting and returning never allocate. The objects are kept in one
+/// small stack per core (up to <see cref="MaxStripes"/>), each behind its own lock held for a few instructions: a
+/// request's operation is rented and returned by threads on every core, and one shared lock, taken twice per request,
+/// made its cache line travel between the cores on every request. A thread uses its core's stack and looks at the
+/// others only when that one is empty (or full).
 /// </summary>
 internal sealed class OperationPool<T> where T : class
 {
-    private readonly T?[] _items;  // the free objects, _items[0.._count)
-    private readonly Lock _lock = new();
-    private int _count;            // how many free objects the stack holds
+    private const int MaxStripes = 8;
 
-    internal OperationPool(int capacity) => _items = new T?[capacity];
+    private readonly Stripe[] _stripes;
+
+    internal OperationPool(int capacity)
+    {
+        int stripes = Math.Clamp(Environment.ProcessorCount, 1, MaxStripes);
+        _stripes = new Stripe[stripes];
+        for (int i = 0; i < stripes; i++)
+        {
+            _stripes[i] = new Stripe(Math.Max(1, capacity / stripes));
+        }
+    }
 
     /// <summary>A free object, or null when the pool is empty.</summary>
     internal T? TryRent()
     {
-        lock (_lock)
+        int home = Home();
+        for (int i = 0; i < _stripes.Length; i++)
         {
-            if (_count == 0)
+            T? item = _stripes[(home + i) % _stripes.Length].TryPop();
+            if (item is not null)
             {
-                return null;
+                return item;
             }
-            T? item = _items[--_count];
-            _items[_count] = null;
-            return item;
         }
+        return null;
     }
 
     /// <summary>Keeps the object for reuse; false when the pool is full and the caller must let it go.</summary>
     internal bool Return(T item)
     {
-        lock (_lock)
+        int home = Home();
+        for (int i = 0; i < _stripes.Length; i++)
         {
-            if (_count < _items.Length)
+            if (_stripes[(home + i) % _stripes.Length].TryPush(item))
             {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private int Home() => _stripes.Length == 1 ? 0 : Thread.GetCurrentProcessorId() % _stripes.Length;
+
+    // One core's stack, padded so that two stripes' counts (and the locks in their object headers) never share a cache
+    // line; a private object, so that locking on itself is safe.
+    private sealed class Stripe(int capacity)
+    {
+        private readonly T?[] _items = new T?[capacity]; // the free objects, _items[0.._count)
+        private int _count;
+#pragma warning disable CS0169 // padding only
+        private readonly long _pad0, _pad1, _pad2, _pad3, _pad4, _pad5;
+#pragma warning restore CS0169
+
+        internal T? TryPop()
+        {
+            lock (this)
+            {
+                if (_count == 0)
+                {
+                    return null;
+                }
+                T? item = _items[--_count];
+                _items[_count] = null;
+                return item;
+            }
+        }
+
+        internal bool TryPush(T item)
+        {
+            lock (this)
+            {
+                if (_count == _items.Length)
+                {
+                    return false;
+                }
                 _items[_count++] = item;
                 return true;
             }
-            return false;
         }
     }
 }

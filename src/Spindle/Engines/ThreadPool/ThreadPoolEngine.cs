@@ -119,7 +119,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     private ThreadPoolOperation Rent(IoEngine routedBy = IoEngine.ThreadPool)
     {
-        ThreadPoolOperation operation = ThreadPoolOperation.TakeThreadSpare() ?? _pool.TryRent() ?? new ThreadPoolOperation(_pool);
+        ThreadPoolOperation operation = _pool.TryRent() ?? new ThreadPoolOperation(_pool);
         operation.RoutedBy = routedBy;
         return operation;
     }

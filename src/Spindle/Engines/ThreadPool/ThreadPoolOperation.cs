@@ -241,30 +241,8 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         finally
         {
             _core.Reset();
-            if (t_spare is null)
-            {
-                t_spare = this;
-            }
-            else
-            {
-                _pool.Return(this);
-            }
+            _pool.Return(this);
         }
-    }
-
-    // One finished operation kept by the thread that awaited it: a caller's next request usually starts on the thread
-    // its continuation ran on, so it reuses this without taking the shared pool's lock, which the callers on every
-    // core would otherwise take twice per request. Holds nothing native: one left behind by a thread that exits is
-    // only garbage. Any engine's operation serves any engine (its pool is only where it goes when the slot is taken).
-    [ThreadStatic]
-    private static ThreadPoolOperation? t_spare;
-
-    /// <summary>The operation this thread kept, or null.</summary>
-    internal static ThreadPoolOperation? TakeThreadSpare()
-    {
-        ThreadPoolOperation? spare = t_spare;
-        t_spare = null;
-        return spare;
     }
 
     // Pool threads, or Spindle's threads for calls that may wait for ever.

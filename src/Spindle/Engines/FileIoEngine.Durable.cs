@@ -17,19 +17,9 @@ internal abstract partial class FileIoEngine
     /// </summary>
     public virtual ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
-        if (Kind != IoEngine.Sync)
-        {
-            return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
-        }
-        try
-        {
-            DurableIo.FlushData(handle);
-            return default;
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(e);
-        }
+        return Kind == IoEngine.Sync
+            ? SyncEngine.FlushData(handle)
+            : DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
     }
 
     /// <summary>A durable write to a raw handle.</summary>

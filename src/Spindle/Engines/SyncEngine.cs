@@ -101,10 +101,28 @@ internal sealed class SyncEngine : FileIoEngine
     }
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
+        => FlushToDisk(handle);
+
+    /// <summary><c>fsync</c> on the caller's thread, its error in the task.</summary>
+    internal static ValueTask FlushToDisk(SafeFileHandle handle)
     {
         try
         {
             HandleIo.FlushToDisk(handle);
+            return default;
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException(e);
+        }
+    }
+
+    /// <summary><c>fdatasync</c> on the caller's thread, its error in the task.</summary>
+    internal static ValueTask FlushData(SafeFileHandle handle)
+    {
+        try
+        {
+            DurableIo.FlushData(handle);
             return default;
         }
         catch (Exception e)

@@ -52,15 +52,7 @@ internal sealed partial class IoUringEngine
             case Mechanism.Pool:
                 return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
             case Mechanism.Inline:
-                try
-                {
-                    DurableIo.FlushData(handle);
-                    return default;
-                }
-                catch (Exception e)
-                {
-                    return ValueTask.FromException(e);
-                }
+                return SyncEngine.FlushData(handle);
         }
         // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
         IoUringOperation operation = Rent(mayBlock: false);

@@ -238,15 +238,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     {
         if (Router.Route(RequestKind.Flush, facts, 0, -1, useFastPath: false, othersInFlight: false, Kind) == Mechanism.Inline)
         {
-            try
-            {
-                Syscalls.HandleIo.FlushToDisk(handle);
-                return default;
-            }
-            catch (Exception e)
-            {
-                return ValueTask.FromException(e);
-            }
+            return SyncEngine.FlushToDisk(handle);
         }
         IoUringOperation operation = Rent(mayBlock: false); // fsync always finishes
         try

@@ -59,13 +59,6 @@ internal static unsafe class LocalFileSystems
     // The major number of a Linux st_dev (glibc's gnu_dev_major).
     private static uint Major(ulong device) => (uint)(((device >> 32) & 0xFFFFF000) | ((device >> 8) & 0xFFF));
 
-    /// <summary>Whether the file system of <paramref name="device"/>, which <paramref name="fd"/> is on, is a local disk or memory one.</summary>
-    internal static bool IsLocal(ulong device, int fd)
-    {
-        FileSystemKind kind = KindOf(device, fd);
-        return (kind == FileSystemKind.Unknown ? Ask(fd, readable: false) : kind) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
-    }
-
     /// <summary>
     /// Whether the file system <paramref name="fd"/> is on is a local disk or memory one, whose close(2) does no I/O
     /// of its own (one fstatfs, not remembered); false for network and FUSE file systems and any not known.

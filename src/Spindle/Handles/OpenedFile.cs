@@ -64,9 +64,6 @@ internal readonly struct OpenedFile
         _ => FileSystemKind.Other,
     };
 
-    /// <summary>Whether buffered writes on the file system of statfs's <paramref name="fileSystemType"/> are page-cache copies (a local disk or memory file system).</summary>
-    internal static bool WritesAreCopiesOn(long fileSystemType) => KindOf(fileSystemType) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
-
     /// <summary>Whether the open learned anything.</summary>
     internal bool IsKnown => (_bits & LearnedBit) != 0;
 

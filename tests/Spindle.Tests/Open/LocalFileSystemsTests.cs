@@ -6,7 +6,7 @@ using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Open;
 
-/// <summary>Which file systems count as local (their close does no I/O), learned once per device.</summary>
+/// <summary>Which file systems count as local (their close does no I/O), learned once per block device.</summary>
 public class LocalFileSystemsTests
 {
     [Fact]
@@ -15,9 +15,9 @@ public class LocalFileSystemsTests
         using var directory = new TempDirectory();
         string path = directory.File("file");
         File.WriteAllBytes(path, [1]);
-        Assert.True(IsLocal(path) == OpenedFile.WritesAreCopiesOn(FileSystemType(path)));
+        Assert.True(IsLocal(path) == (OpenedFile.KindOf(FileSystemType(path)) is FileSystemKind.LocalDisk or FileSystemKind.Memory));
         Assert.False(IsLocal("/proc/self/status")); // procfs: not a disk or memory file system
-        Assert.False(IsLocal("/proc/self/status")); // the second answer comes from the cache, and agrees
+        Assert.False(IsLocal("/proc/self/status")); // asked again (an anonymous device is never cached), and agrees
     }
 
     [Fact]
@@ -43,7 +43,13 @@ public class LocalFileSystemsTests
     {
         using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
         Assert.Equal(0, Libc.FStat(HandleIo.Fd(handle), out _, out _, out ulong device));
-        return LocalFileSystems.IsLocal(device, HandleIo.Fd(handle));
+        // The open's answer (a block device's cached kind), else what is asked when first needed.
+        FileSystemKind kind = LocalFileSystems.KindOf(device, HandleIo.Fd(handle));
+        if (kind == FileSystemKind.Unknown)
+        {
+            kind = LocalFileSystems.Ask(HandleIo.Fd(handle), readable: true);
+        }
+        return kind is FileSystemKind.LocalDisk or FileSystemKind.Memory;
     }
 
     private static unsafe long FileSystemType(string path)

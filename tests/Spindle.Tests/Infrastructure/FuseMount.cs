@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace Spindle.Tests.Infrastructure;
 
 /// <summary>
@@ -30,7 +28,7 @@ public sealed class FuseMount : IDisposable
         }
         var source = new TempDirectory();
         var mountPoint = new TempDirectory();
-        (int code, string output) = Run("bindfs", $"{source.Path} {mountPoint.Path}");
+        (int code, string output) = SystemCommand.Run("bindfs", $"{source.Path} {mountPoint.Path}");
         if (code != 0)
         {
             mountPoint.Dispose();
@@ -44,27 +42,11 @@ public sealed class FuseMount : IDisposable
 
     public void Dispose()
     {
-        if (Run("fusermount3", $"-u {_mountPoint.Path}").Code != 0)
+        if (SystemCommand.Run("fusermount3", $"-u {_mountPoint.Path}").Code != 0)
         {
-            Run("umount", _mountPoint.Path);
+            SystemCommand.Run("umount", _mountPoint.Path);
         }
         _mountPoint.Dispose();
         _source.Dispose();
-    }
-
-    private static (int Code, string Output) Run(string file, string arguments)
-    {
-        try
-        {
-            var start = new ProcessStartInfo(file, arguments) { RedirectStandardError = true, RedirectStandardOutput = true };
-            using Process process = Process.Start(start)!;
-            string output = process.StandardOutput.ReadToEnd() + process.StandardError.ReadToEnd();
-            process.WaitForExit(30_000);
-            return (process.ExitCode, output);
-        }
-        catch (System.ComponentModel.Win32Exception e)
-        {
-            return (-1, e.Message);
-        }
     }
 }

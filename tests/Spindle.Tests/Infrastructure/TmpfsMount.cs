@@ -1,5 +1,3 @@
-using System.Diagnostics;
-
 namespace Spindle.Tests.Infrastructure;
 
 /// <summary>
@@ -21,7 +19,7 @@ public sealed class TmpfsMount : IDisposable
     {
         var directory = new TempDirectory();
         string options = $"size={size}" + (readOnly ? ",ro" : "");
-        (int code, string output) = Run("mount", $"-t tmpfs -o {options} tmpfs {directory.Path}");
+        (int code, string output) = SystemCommand.Run("mount", $"-t tmpfs -o {options} tmpfs {directory.Path}");
         if (code != 0)
         {
             directory.Dispose();
@@ -34,23 +32,7 @@ public sealed class TmpfsMount : IDisposable
 
     public void Dispose()
     {
-        Run("umount", _directory.Path);
+        SystemCommand.Run("umount", _directory.Path);
         _directory.Dispose();
-    }
-
-    private static (int Code, string Output) Run(string file, string arguments)
-    {
-        try
-        {
-            var start = new ProcessStartInfo(file, arguments) { RedirectStandardError = true, RedirectStandardOutput = true };
-            using Process process = Process.Start(start)!;
-            string output = process.StandardOutput.ReadToEnd() + process.StandardError.ReadToEnd();
-            process.WaitForExit(30_000);
-            return (process.ExitCode, output);
-        }
-        catch (System.ComponentModel.Win32Exception e)
-        {
-            return (-1, e.Message);
-        }
     }
 }

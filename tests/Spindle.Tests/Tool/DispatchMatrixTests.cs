@@ -162,12 +162,7 @@ public class DispatchMatrixTests(ITestOutputHelper output)
         Assert.True(IsReleased(path), $"{path} is still set up");
 
         // Through the command: a zram cell runs and leaves the devices as they were.
-        using var dir = new TempDirectory();
-        ToolRunner.Result result = ToolRunner.Run("bench", "--quick", "--rounds", "1", "--no-fio", "--filter", "Dispatch/zram-direct/qd1/spin20us/allcores", "--dir", dir.Path, "--out", dir.Path);
-        Assert.True(result.ExitCode == 0, result.Error + result.Out);
-        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(dir.File("bench-report.json")));
-        JsonElement cell = json.RootElement.GetProperty("dispatch").GetProperty("cells")[0];
-        Assert.True(cell.GetProperty("skipped").ValueKind == JsonValueKind.Null, cell.GetProperty("skipped").ToString());
+        JsonElement cell = RunOneMeasuredCell("Dispatch/zram-direct/qd1/spin20us/allcores");
         string node = cell.GetProperty("storageDetail").GetString()!.Split(',')[0];
         Assert.StartsWith("/dev/zram", node, StringComparison.Ordinal);
         Assert.True(IsReleased("/sys/block/" + Path.GetFileName(node)), $"{node} is still set up");
@@ -181,14 +176,22 @@ public class DispatchMatrixTests(ITestOutputHelper output)
             output.WriteLine("SKIPPED: no /dev/fuse or no bindfs (a Debian package; .ci/run installs it)");
             return;
         }
-        using var dir = new TempDirectory();
-        ToolRunner.Result result = ToolRunner.Run("bench", "--quick", "--rounds", "1", "--no-fio", "--filter", "Dispatch/fuse-direct/qd8/spin0us/allcores", "--dir", dir.Path, "--out", dir.Path);
-        Assert.True(result.ExitCode == 0, result.Error + result.Out);
-        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(dir.File("bench-report.json")));
-        JsonElement cell = json.RootElement.GetProperty("dispatch").GetProperty("cells")[0];
-        Assert.True(cell.GetProperty("skipped").ValueKind == JsonValueKind.Null, cell.GetProperty("skipped").ToString());
+        JsonElement cell = RunOneMeasuredCell("Dispatch/fuse-direct/qd8/spin0us/allcores");
         Assert.Contains("FUSE", cell.GetProperty("storageDetail").GetString()!, StringComparison.Ordinal);
         Assert.DoesNotContain("spindle-dispatch-fuse-", File.ReadAllText("/proc/self/mounts"), StringComparison.Ordinal);
+    }
+
+    // Runs one dispatch cell through the command (one short round, no fio) and returns its report entry, which it
+    // checks was measured, not skipped.
+    private static JsonElement RunOneMeasuredCell(string name)
+    {
+        using var dir = new TempDirectory();
+        ToolRunner.Result result = ToolRunner.Run("bench", "--quick", "--rounds", "1", "--no-fio", "--filter", name, "--dir", dir.Path, "--out", dir.Path);
+        Assert.True(result.ExitCode == 0, result.Error + result.Out);
+        using JsonDocument json = JsonDocument.Parse(File.ReadAllText(dir.File("bench-report.json")));
+        JsonElement cell = json.RootElement.GetProperty("dispatch").GetProperty("cells")[0].Clone();
+        Assert.True(cell.GetProperty("skipped").ValueKind == JsonValueKind.Null, cell.GetProperty("skipped").ToString());
+        return cell;
     }
 
     private static bool IsOnPath(string program)

@@ -16,12 +16,9 @@ internal static unsafe partial class Libc
     /// The file's length from one <c>fstat</c> system call; 0 on success, else -1 with errno set.
     /// Only where <see cref="FStatLayoutKnown"/>. The caller holds a reference on the handle.
     /// </summary>
-    internal static int FStatSize(int fd, out long size) => FStat(fd, out size, out _);
+    internal static int FStatSize(int fd, out long size) => FStat(fd, out size, out _, out _);
 
-    /// <summary>As <see cref="FStatSize"/>, also giving <c>st_mode</c> (file type and permission bits).</summary>
-    internal static int FStat(int fd, out long size, out int mode) => FStat(fd, out size, out mode, out _);
-
-    /// <summary>As <see cref="FStat(int, out long, out int)"/>, also giving <c>st_dev</c> (the device of the file's file system).</summary>
+    /// <summary>As <see cref="FStatSize"/>, also giving <c>st_mode</c> (file type and permission bits) and <c>st_dev</c> (the device of the file's file system).</summary>
     [SkipLocalsInit] // the kernel fills the stat buffer; zeroing it first is wasted
     internal static unsafe int FStat(int fd, out long size, out int mode, out ulong device)
     {

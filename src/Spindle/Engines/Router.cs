@@ -84,6 +84,8 @@ internal enum Mechanism : byte
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
 ///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two;
 ///                         or a file system that refuses RWF_NOWAIT (FUSE)       io_uring punts each of its requests to io-wq, several times slower
+///  9b  read, write, s/g   file or block device, ≥ 256 KiB             Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
+///                                                                              waits in the call, where each sparse ring completion wakes a pool thread that spins
 /// 10   anything else                                                  Ring
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
 /// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
@@ -168,7 +170,7 @@ internal static partial class Router
                 {
                     return Mechanism.Blocking;
                 }
-                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, length, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -185,14 +187,18 @@ internal static partial class Router
                         return Mechanism.Pool;
                     }
                 }
-                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, length, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
         }
     }
 
+    /// <summary>The smallest transfer on a file or block device that runs on a pool thread however many are in flight (row 9b).</summary>
+    internal const long MinPoolTransfer = 256 * 1024;
+
     // Row 9: a request on a file or block device alone, or on a file system io_uring can only serve through its
-    // workers, runs on a pool thread (one hop, System.IO's mechanism) instead of the ring.
-    private static bool OnePoolHop(HandleFacts facts, bool othersInFlight)
-        => !facts.MayBlockIndefinitely && (!othersInFlight || facts.RefusesNonBlockingIo);
+    // workers, or large enough that the device's bandwidth bounds it (9b), runs on a pool thread (one hop, System.IO's
+    // mechanism) instead of the ring.
+    private static bool OnePoolHop(HandleFacts facts, long length, bool othersInFlight)
+        => !facts.MayBlockIndefinitely && (!othersInFlight || facts.RefusesNonBlockingIo || length >= MinPoolTransfer);
 
     /// <summary>
     /// Where an open runs on the io_uring engine (rows 14 and 15 of the table in docs/engine-v2.md).

@@ -63,7 +63,7 @@ public class PageCacheWriteRoutingTests
             return;
         }
         using var dir = new TempDirectory();
-        byte[] large = new byte[1 << 20];
+        byte[] large = new byte[192 * 1024]; // above the fast path's copies, below row 9b's pool transfers
         new Random(24).NextBytes(large);
         FileIoEngine ring = EngineSelector.Get(IoEngine.IoUring);
         using var overlapping = FileRequestsInFlight.Hold(); // a lone request would run on a pool thread
@@ -118,25 +118,30 @@ public class PageCacheWriteRoutingTests
     }
 
     [Fact]
-    public async Task Direct_writes_on_io_uring_go_through_the_ring()
+    public async Task Direct_writes_on_io_uring_go_through_the_ring_below_256_KiB_and_on_pool_threads_from_there()
     {
         if (!EngineCases.ReportIoUring(IoEngine.IoUring))
         {
             return;
         }
         using var dir = DirectIOTests.DiskDirectory();
-        using System.Buffers.IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(256 * 1024);
-        Memory<byte> data = owner.Memory[..(256 * 1024)];
+        const int Small = 128 * 1024;
+        int large = (int)Router.MinPoolTransfer;
+        using System.Buffers.IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(Small + large);
+        Memory<byte> data = owner.Memory[..(Small + large)];
         new Random(25).NextBytes(data.Span);
 
         // O_DIRECT: the write waits for the device without a copy, which is what the ring is for
-        // (once requests overlap: a lone one runs on a pool thread).
+        // (once requests overlap: a lone one runs on a pool thread, and so does one of 256 KiB or more, row 9b).
         using var overlapping = FileRequestsInFlight.Hold();
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
         {
             MetricsSnapshot before = SpindleMetrics.Snapshot();
-            await SpindleRandomAccess.WriteAsync(handle, data, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-            Assert.True(SpindleMetrics.Snapshot().Submissions > before.Submissions, "an O_DIRECT write skipped the ring");
+            await SpindleRandomAccess.WriteAsync(handle, data[..Small], 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            MetricsSnapshot afterSmall = SpindleMetrics.Snapshot();
+            Assert.True(afterSmall.Submissions > before.Submissions, "an O_DIRECT write skipped the ring");
+            await SpindleRandomAccess.WriteAsync(handle, data[Small..], Small, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
+            Assert.Equal(afterSmall.Submissions, SpindleMetrics.Snapshot().Submissions);
         }
 
         Assert.Equal(data.ToArray(), File.ReadAllBytes(dir.File("f")));

@@ -25,6 +25,22 @@ public class RouterTableTests
     }
 
     [Fact]
+    public void Transfers_of_at_least_256_KiB_on_a_file_run_on_pool_threads_even_when_requests_overlap()
+    {
+        // Row 9b: the device's bandwidth bounds them; one pool thread per request waits in the call.
+        foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
+        {
+            Assert.Equal(Mechanism.Pool, Router.Route(kind, DirectFile(), Router.MinPoolTransfer, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), Router.MinPoolTransfer - 4096, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
+        }
+        Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), Router.MinPoolTransfer, 0, othersInFlight: true));
+        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), Router.MinPoolTransfer - 4096, 0, othersInFlight: true));
+        Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), Router.MinPoolTransfer, 0, othersInFlight: true));
+        // Handles that may wait for ever keep the ring whatever the size.
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 1 << 20, -1, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
+    }
+
+    [Fact]
     public void Files_whose_file_system_refuses_non_blocking_reads_run_on_pool_threads_even_when_requests_overlap()
     {
         // FUSE: io_uring would hand each request to a kernel worker, several times slower than a pool thread's call.

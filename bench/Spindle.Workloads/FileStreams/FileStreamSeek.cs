@@ -31,6 +31,11 @@ public sealed class FileStreamSeek : Workload
 
     /// <inheritdoc />
     public override ValueTask RunAsync(Contender contender)
+        => contender == Contender.SystemIO ? Walk<SystemIOCode>(contender) : Walk<SpindleCode>(contender);
+
+    // One compiled copy per stream type (CallSites.cs).
+    private ValueTask Walk<TCode>(Contender contender)
+        where TCode : struct
     {
         using Stream stream = _factory.Open(_path, contender);
         if (_forward)

@@ -85,26 +85,36 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         }
     }
 
+    // Small enough to inline into the buffered layer's Seek: a seek is a field write unless it needs checking.
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public override long Seek(long offset, SeekOrigin origin)
     {
-        long oldPosition = _filePosition;
         long position = origin switch
         {
             SeekOrigin.Begin => offset,
             SeekOrigin.End => Length + offset,
             _ => _filePosition + offset,
         };
+        if (position < 0 || Appends)
+        {
+            return SeekChecked(position);
+        }
+        _filePosition = position;
+        return position;
+    }
+
+    private long SeekChecked(long position)
+    {
         if (position < 0)
         {
             // What lseek reported when seeking was a system call; System.IO keeps that exception.
             throw IoErrors.ForErrno(Errno.EINVAL, SafeFileHandleInternals.GetPath(_fileHandle));
         }
-        _filePosition = position;
-        if (Appends && position < AppendStart)
+        if (position < AppendStart)
         {
-            _filePosition = oldPosition;
             StreamThrowHelper.ThrowSeekBeforeAppendStart();
         }
+        _filePosition = position;
         return position;
     }
 

@@ -205,11 +205,17 @@ public static class Harness
     private const int PreemptedRetries = 4;
     private const double RetryBelowNs = 5e6;
 
+    // Longer than a .NET pool thread spins for work before it sleeps (about a millisecond at most).
+    private const int SettleMilliseconds = 2;
+
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private static async ValueTask<(double Ns, double Bytes, double CpuNs)> RunCleanBatchAsync(Workload row, Contender contender, int invocations, bool retry)
     {
         for (int attempt = 0; ; attempt++)
         {
+            // The previous batch's aftermath (pool threads spinning for work after its last call, which System.IO's
+            // pool hops leave more of) dies down first, so that no contender is charged for the one before it.
+            Thread.Sleep(SettleMilliseconds);
             long before = ProcessCpu.InvoluntarySwitches();
             (double Ns, double Bytes, double CpuNs) result = await RunBatchAsync(row, contender, invocations).ConfigureAwait(false);
             long after = ProcessCpu.InvoluntarySwitches();

@@ -82,8 +82,7 @@ internal enum Mechanism : byte
 ///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
 ///  7   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath a copy into the page cache (WriteFastPath)
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
-///  9   read, write, s/g   file or block device, few in flight (none,   Pool    one request alone: one hop (System.IO's shape) beats the ring's two;
-///                         or one other and no crowd in the last 100 ms)        two at a time need no more pool threads than the pool keeps
+///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two;
 ///                         or a file system that refuses RWF_NOWAIT (FUSE)       io_uring punts each of its requests to io-wq, several times slower
 ///  9b  read, write, s/g   file or block device, ≥ 256 KiB             Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
 ///                                                                              waits in the call, where each sparse ring completion wakes a pool thread that spins
@@ -109,7 +108,7 @@ internal static partial class Router
     /// <param name="length">Bytes the request transfers.</param>
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
-    /// <param name="othersInFlight">Whether more than a few requests on files or block devices are in flight, now or lately (not <see cref="FileRequestsInFlight.Few"/>).</param>
+    /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>).</param>
     /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
     internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, IoEngine engine)
         => engine switch
@@ -195,7 +194,7 @@ internal static partial class Router
     /// <summary>The smallest transfer on a file or block device that runs on a pool thread however many are in flight (row 9b).</summary>
     internal const long MinPoolTransfer = 256 * 1024;
 
-    // Row 9: a request on a file or block device with few others in flight, or on a file system io_uring can only serve through its
+    // Row 9: a request on a file or block device alone, or on a file system io_uring can only serve through its
     // workers, or large enough that the device's bandwidth bounds it (9b), runs on a pool thread (one hop, System.IO's
     // mechanism) instead of the ring.
     private static bool OnePoolHop(HandleFacts facts, long length, bool othersInFlight)

@@ -25,18 +25,6 @@ public class RouterTableTests
     }
 
     [Fact]
-    public void A_request_counts_as_alone_beside_one_other_only_on_two_cores_or_more_and_only_while_no_crowd_was_seen_lately()
-    {
-        const long now = 1_000_000;
-        Assert.True(FileRequestsInFlight.IsFew(0, 2, now, crowdedAt: now));            // nothing else in flight: always
-        Assert.True(FileRequestsInFlight.IsFew(1, 2, now, crowdedAt: now - 101));      // one other, no crowd in the last 100 ms
-        Assert.False(FileRequestsInFlight.IsFew(1, 2, now, crowdedAt: now - 100));     // one other, but more were in flight lately
-        Assert.False(FileRequestsInFlight.IsFew(2, 2, now, crowdedAt: now - 10_000));  // two others: the ring
-        Assert.False(FileRequestsInFlight.IsFew(1, 1, now, crowdedAt: now - 10_000));  // one core: only a request alone
-        Assert.True(FileRequestsInFlight.IsFew(0, 1, now, crowdedAt: now));
-    }
-
-    [Fact]
     public void Transfers_of_at_least_256_KiB_on_a_file_run_on_pool_threads_even_when_requests_overlap()
     {
         // Row 9b: the device's bandwidth bounds them; one pool thread per request waits in the call.

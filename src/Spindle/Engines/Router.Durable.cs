@@ -11,7 +11,7 @@ namespace Spindle.Engines;
 ///      data sync          others in flight                            Ring     IORING_OP_FSYNC(DATASYNC): concurrent syncs share kernel workers and flushes, no pool thread waits
 /// 12   durable write      O_NONBLOCK special file, epoll, O_DIRECT on memory-backed storage   Inline   as rows 1–3
 ///      durable write      buffered regular file                       Pool     io-wq runs one file's buffered writes one at a time: concurrent durable writers would wait for a flush each
-///      durable write      file or block device, nothing else in flight, ≥ 256 KiB, or a file system refusing RWF_NOWAIT   Pool   one hop, as row 9
+///      durable write      file or block device, nothing else in flight, ≥ 256 KiB with nothing on the ring, or a file system refusing RWF_NOWAIT   Pool   one hop, as row 9
 ///      durable write      anything else                               Ring     IORING_OP_WRITE with RWF_DSYNC (else a write linked to an fdatasync)
 /// 13   read batch         each request as a read (rows 1–10); a batch of two or more is "others in flight" for its own reads;
 ///                         the fast path's copies are shared with pool threads above a measured amount (FileIoEngine.Batch.cs)
@@ -23,8 +23,9 @@ internal static partial class Router
     /// <param name="facts">What is known about the request's handle.</param>
     /// <param name="length">Bytes the request transfers.</param>
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
+    /// <param name="ringInUse">Whether requests on files or block devices are on the ring now (<see cref="FileRequestsInFlight.OnRing"/>).</param>
     /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>), or for a batch's read, whether the batch has others.</param>
-    internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight)
+    internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight, bool ringInUse = false)
     {
         switch (kind)
         {
@@ -43,9 +44,9 @@ internal static partial class Router
                 {
                     return Mechanism.Inline;
                 }
-                return facts.BufferedFile || OnePoolHop(facts, length, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return facts.BufferedFile || OnePoolHop(facts, length, othersInFlight, ringInUse) ? Mechanism.Pool : Mechanism.Ring;
             default:
-                return Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, othersInFlight, IoEngine.IoUring);
+                return Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, othersInFlight, IoEngine.IoUring, ringInUse);
         }
     }
 }

@@ -84,8 +84,9 @@ internal enum Mechanism : byte
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
 ///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two;
 ///                         or a file system that refuses RWF_NOWAIT (FUSE)       io_uring punts each of its requests to io-wq, several times slower
-///  9b  read, write, s/g   file or block device, ≥ 256 KiB             Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
-///                                                                              waits in the call, where each sparse ring completion wakes a pool thread that spins
+///  9b  read, write, s/g   file or block device, ≥ 256 KiB, and no     Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
+///                         request on files on the ring                         waits in the call, where each sparse ring completion wakes a pool thread that spins;
+///                                                                              with requests on the ring, their continuations would wait for the pool thread
 /// 10   anything else                                                  Ring
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
 /// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
@@ -110,12 +111,14 @@ internal static partial class Router
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
     /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>).</param>
     /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
-    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, IoEngine engine)
+    /// <param name="ringInUse">Whether requests on files or block devices are on the ring now (<see cref="FileRequestsInFlight.OnRing"/>).</param>
+    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, IoEngine engine,
+        bool ringInUse = false)
         => engine switch
         {
             IoEngine.Sync => RouteSync(kind, facts, length),
             IoEngine.ThreadPool => RouteThreadPool(kind, facts, length, fileOffset, useFastPath),
-            _ => RouteRing(kind, facts, length, fileOffset, useFastPath, othersInFlight),
+            _ => RouteRing(kind, facts, length, fileOffset, useFastPath, othersInFlight, ringInUse),
         };
 
     private static Mechanism RouteSync(RequestKind kind, HandleFacts facts, long length)
@@ -144,7 +147,7 @@ internal static partial class Router
     private static bool IsPageCacheCopy(HandleFacts facts, long length, long fileOffset)
         => WriteFastPath.Enabled && fileOffset >= 0 && length <= WriteFastPath.MaxInlineBytes && facts.CachedWrites;
 
-    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight)
+    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, bool ringInUse)
     {
         if (kind == RequestKind.Flush)
         {
@@ -170,7 +173,7 @@ internal static partial class Router
                 {
                     return Mechanism.Blocking;
                 }
-                return OnePoolHop(facts, length, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, length, othersInFlight, ringInUse) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -187,7 +190,7 @@ internal static partial class Router
                         return Mechanism.Pool;
                     }
                 }
-                return OnePoolHop(facts, length, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, length, othersInFlight, ringInUse) ? Mechanism.Pool : Mechanism.Ring;
         }
     }
 
@@ -195,10 +198,11 @@ internal static partial class Router
     internal const long MinPoolTransfer = 256 * 1024;
 
     // Row 9: a request on a file or block device alone, or on a file system io_uring can only serve through its
-    // workers, or large enough that the device's bandwidth bounds it (9b), runs on a pool thread (one hop, System.IO's
-    // mechanism) instead of the ring.
-    private static bool OnePoolHop(HandleFacts facts, long length, bool othersInFlight)
-        => !facts.MayBlockIndefinitely && (!othersInFlight || facts.RefusesNonBlockingIo || length >= MinPoolTransfer);
+    // workers, or large enough that the device's bandwidth bounds it while nothing is on the ring (9b: a pool thread
+    // waiting in a large transfer would hold back the continuations of the ring's completions), runs on a pool thread
+    // (one hop, System.IO's mechanism) instead of the ring.
+    private static bool OnePoolHop(HandleFacts facts, long length, bool othersInFlight, bool ringInUse)
+        => !facts.MayBlockIndefinitely && (!othersInFlight || facts.RefusesNonBlockingIo || (length >= MinPoolTransfer && !ringInUse));
 
     /// <summary>
     /// Where an open runs on the io_uring engine (rows 14 and 15 of the table in docs/engine-v2.md).

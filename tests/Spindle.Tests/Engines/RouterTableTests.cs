@@ -25,7 +25,7 @@ public class RouterTableTests
     }
 
     [Fact]
-    public void Transfers_of_at_least_256_KiB_on_a_file_run_on_pool_threads_even_when_requests_overlap()
+    public void Transfers_of_at_least_256_KiB_on_a_file_run_on_pool_threads_when_requests_overlap_unless_some_are_on_the_ring()
     {
         // Row 9b: the device's bandwidth bounds them; one pool thread per request waits in the call.
         foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
@@ -38,6 +38,15 @@ public class RouterTableTests
         Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), Router.MinPoolTransfer, 0, othersInFlight: true));
         // Handles that may wait for ever keep the ring whatever the size.
         Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 1 << 20, -1, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
+        // While requests are on the ring, a pool thread waiting in a large transfer would hold back their continuations.
+        foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
+        {
+            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 1 << 20, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring, ringInUse: true));
+        }
+        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), 1 << 20, 0, othersInFlight: true, ringInUse: true));
+        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), 1 << 20, 0, othersInFlight: true, ringInUse: true));
+        // Alone, the ring does not matter: row 9 as before.
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, DirectFile(), 1 << 20, 0, useFastPath: true, othersInFlight: false, IoEngine.IoUring, ringInUse: true));
     }
 
     [Fact]

@@ -86,7 +86,7 @@ internal sealed partial class IoUringEngine
                 buffer = buffer.Slice(prefix);
                 offset += prefix;
             }
-            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight);
+            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight, FileRequestsInFlight.OnRing);
             switch (mechanism)
             {
                 case Mechanism.Inline:
@@ -120,7 +120,7 @@ internal sealed partial class IoUringEngine
         operation.JoinBatch(batch, index);
         if (!operation.MayBlock)
         {
-            FileRequestsInFlight.Enter(); // left in IoUringOperation.Complete, as for a single request
+            FileRequestsInFlight.EnterRing(); // left in IoUringOperation.Complete, as for a single request
         }
         operation.Arm(cancellationToken);
         Thread.Queue(operation);

@@ -70,7 +70,7 @@ internal sealed partial class IoUringEngine
 
     public override ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
     {
-        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None))
+        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None, FileRequestsInFlight.OnRing))
         {
             case Mechanism.Done:
                 return default;

@@ -383,7 +383,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         _error = error;
         if (!MayBlock)
         {
-            FileRequestsInFlight.Leave();
+            FileRequestsInFlight.LeaveRing();
         }
         if (_batch is not null)
         {

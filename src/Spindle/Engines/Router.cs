@@ -82,10 +82,12 @@ internal enum Mechanism : byte
 ///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
 ///  7   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath a copy into the page cache (WriteFastPath)
 ///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
-///  9   read, write, s/g   file or block device, nothing else in flight Pool    one request alone: one hop (System.IO's shape) beats the ring's two;
+///  9   read, write, s/g   file or block device, few in flight: none,  Pool    one request alone: one hop (System.IO's shape) beats the ring's two; two
+///                         or one on a pool thread while the ring is            at a time need no more pool threads than the pool keeps (FileRequestsInFlight.Few);
+///                         empty and no crowd came in the last 100 ms
 ///                         or a file system that refuses RWF_NOWAIT (FUSE)       io_uring punts each of its requests to io-wq, several times slower
-///  9b  read, write, s/g   file or block device, ≥ 256 KiB, and no     Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
-///                         request on files on the ring                         waits in the call, where each sparse ring completion wakes a pool thread that spins;
+///  9b  read, write, s/g   file or block device, ≥ 256 KiB, while the  Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
+///                         ring holds nothing                                   waits in the call, where each sparse ring completion wakes a pool thread that spins;
 ///                                                                              with requests on the ring, their continuations would wait for the pool thread
 /// 10   anything else                                                  Ring
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
@@ -109,9 +111,9 @@ internal static partial class Router
     /// <param name="length">Bytes the request transfers.</param>
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
-    /// <param name="othersInFlight">Whether other requests on files or block devices are in flight (<see cref="FileRequestsInFlight"/>).</param>
+    /// <param name="othersInFlight">Whether more than a few requests on files or block devices are in flight (not <see cref="FileRequestsInFlight.Few"/>).</param>
     /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
-    /// <param name="ringInUse">Whether requests on files or block devices are on the ring now (<see cref="FileRequestsInFlight.OnRing"/>).</param>
+    /// <param name="ringInUse">Whether the ring holds any operation now (<see cref="FileRequestsInFlight.OnRing"/>).</param>
     internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, IoEngine engine,
         bool ringInUse = false)
         => engine switch
@@ -197,7 +199,7 @@ internal static partial class Router
     /// <summary>The smallest transfer on a file or block device that runs on a pool thread however many are in flight (row 9b).</summary>
     internal const long MinPoolTransfer = 256 * 1024;
 
-    // Row 9: a request on a file or block device alone, or on a file system io_uring can only serve through its
+    // Row 9: a request on a file or block device with few in flight, or on a file system io_uring can only serve through its
     // workers, or large enough that the device's bandwidth bounds it while nothing is on the ring (9b: a pool thread
     // waiting in a large transfer would hold back the continuations of the ring's completions), runs on a pool thread
     // (one hop, System.IO's mechanism) instead of the ring.

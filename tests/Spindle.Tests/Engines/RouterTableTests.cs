@@ -25,6 +25,18 @@ public class RouterTableTests
     }
 
     [Fact]
+    public void A_request_beside_one_other_counts_as_few_on_two_cores_or_more_while_the_ring_is_empty_and_no_crowd_was_seen_lately()
+    {
+        const long now = 1_000_000;
+        Assert.True(FileRequestsInFlight.IsFew(0, 2, onRing: true, now, crowdedAt: now));              // nothing else in flight: always
+        Assert.True(FileRequestsInFlight.IsFew(1, 2, onRing: false, now, crowdedAt: now - 101));       // one other, no crowd in the last 100 ms
+        Assert.False(FileRequestsInFlight.IsFew(1, 2, onRing: false, now, crowdedAt: now - 100));      // more were in flight lately
+        Assert.False(FileRequestsInFlight.IsFew(1, 2, onRing: true, now, crowdedAt: now - 10_000));    // the ring's completions need the pool's threads
+        Assert.False(FileRequestsInFlight.IsFew(2, 2, onRing: false, now, crowdedAt: now - 10_000));   // two others: the ring
+        Assert.False(FileRequestsInFlight.IsFew(1, 1, onRing: false, now, crowdedAt: now - 10_000));   // one core: only a request alone
+    }
+
+    [Fact]
     public void Transfers_of_at_least_256_KiB_on_a_file_run_on_pool_threads_when_requests_overlap_unless_some_are_on_the_ring()
     {
         // Row 9b: the device's bandwidth bounds them; one pool thread per request waits in the call.

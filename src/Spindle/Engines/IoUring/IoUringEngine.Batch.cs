@@ -118,10 +118,7 @@ internal sealed partial class IoUringEngine
             return false;
         }
         operation.JoinBatch(batch, index);
-        if (!operation.MayBlock)
-        {
-            FileRequestsInFlight.EnterRing(); // left in IoUringOperation.Complete, as for a single request
-        }
+        FileRequestsInFlight.EnterRing(fileRequest: !operation.MayBlock); // left in IoUringOperation.Complete, as for a single request
         operation.Arm(cancellationToken);
         Thread.Queue(operation);
         return true;

@@ -124,7 +124,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
-        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
         switch (mechanism)
         {
             case Mechanism.Inline:
@@ -148,7 +148,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.None, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
         switch (mechanism)
         {
             case Mechanism.Done:
@@ -184,7 +184,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return new ValueTask<long>(cached);
             }
         }
-        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
         switch (mechanism)
         {
             case Mechanism.Inline:
@@ -208,7 +208,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.None, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
         switch (mechanism)
         {
             case Mechanism.Done:
@@ -260,10 +260,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     private short Start(IoUringOperation operation, CancellationToken cancellationToken)
     {
         short version = operation.Version;
-        if (!operation.MayBlock)
-        {
-            FileRequestsInFlight.EnterRing(); // left in IoUringOperation.Complete
-        }
+        FileRequestsInFlight.EnterRing(fileRequest: !operation.MayBlock); // left in IoUringOperation.Complete
         operation.Arm(cancellationToken);
         Thread.Submit(operation);
         return version;

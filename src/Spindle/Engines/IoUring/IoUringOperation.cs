@@ -381,10 +381,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         State = OperationState.Idle;
         _result = result;
         _error = error;
-        if (!MayBlock)
-        {
-            FileRequestsInFlight.LeaveRing();
-        }
+        FileRequestsInFlight.LeaveRing(fileRequest: !MayBlock);
         if (_batch is not null)
         {
             CompleteInBatch(); // IoUringOperation.Batch.cs

@@ -19,9 +19,6 @@ internal static class FileRequestsInFlight
     private static int s_onRing;
     private static long s_crowdedAt = long.MinValue / 2; // Environment.TickCount64 when more than a few were last in flight
 
-    /// <summary>Whether no request on a file or block device is in flight now.</summary>
-    internal static bool None => Volatile.Read(ref s_count) == 0;
-
     /// <summary>Whether the ring holds any operation now (each completion needs a pool thread free to run its continuation).</summary>
     internal static bool OnRing => Volatile.Read(ref s_onRing) != 0;
 

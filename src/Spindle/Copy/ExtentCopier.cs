@@ -1,5 +1,6 @@
 using System.Runtime.InteropServices;
 using Spindle.Diagnostics;
+using Spindle.Handles;
 using Spindle.Interop;
 
 namespace Spindle.Copy;
@@ -83,6 +84,8 @@ internal static unsafe class ExtentCopier
 
     private static void CopyExtents(ref CopyState state, long length)
     {
+        // On tmpfs and ramfs a preallocation allocates and zeroes the pages the copy then writes again: only cost.
+        bool preallocate = LocalFileSystems.Ask(state.OutFd, readable: false) != FileSystemKind.Memory;
         long position = 0;
         while (position < length)
         {
@@ -105,7 +108,10 @@ internal static unsafe class ExtentCopier
                 dataEnd = length;
             }
             state.Advance(dataStart);
-            Preallocate(state.OutFd, dataStart, dataEnd - dataStart, state.Destination);
+            if (preallocate)
+            {
+                Preallocate(state.OutFd, dataStart, dataEnd - dataStart, state.Destination);
+            }
             if (!state.CopyRange(dataStart, dataEnd))
             {
                 return; // The source ended early: it was truncated while we copied.

@@ -84,8 +84,7 @@ internal static unsafe class ExtentCopier
 
     private static void CopyExtents(ref CopyState state, long length)
     {
-        // On tmpfs and ramfs a preallocation allocates and zeroes the pages the copy then writes again: only cost.
-        bool preallocate = LocalFileSystems.Ask(state.OutFd, readable: false) != FileSystemKind.Memory;
+        bool preallocate = WorthPreallocating(state.OutFd);
         long position = 0;
         while (position < length)
         {
@@ -119,6 +118,12 @@ internal static unsafe class ExtentCopier
             position = dataEnd;
         }
     }
+
+    /// <summary>
+    /// Whether reserving a copy's space in <paramref name="outFd"/> before the copy helps: not on tmpfs and ramfs, where
+    /// a preallocation allocates and zeroes the pages the copy then writes again.
+    /// </summary>
+    internal static bool WorthPreallocating(int outFd) => LocalFileSystems.Ask(outFd, readable: false) != FileSystemKind.Memory;
 
     private static void Preallocate(int outFd, long offset, long count, string? destination)
     {

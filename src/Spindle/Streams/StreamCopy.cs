@@ -83,8 +83,11 @@ internal static class StreamCopy
             return;
         }
         long outOffset = destination.Position;
-        // A hint: space for the copy is reserved up front where the file system can.
-        Libc.FAllocate(outFd, LinuxConstants.FALLOC_FL_KEEP_SIZE, outOffset, count);
+        // A hint: space for the copy is reserved up front where the file system can and it helps.
+        if (ExtentCopier.WorthPreallocating(outFd))
+        {
+            Libc.FAllocate(outFd, LinuxConstants.FALLOC_FL_KEEP_SIZE, outOffset, count);
+        }
 
         long copied = ExtentCopier.CopyBytes(HandleIo.Fd(input), inOffset, outFd, outOffset, count,
             SafeFileHandleInternals.GetPath(input), SafeFileHandleInternals.GetPath(output), cancellationToken);

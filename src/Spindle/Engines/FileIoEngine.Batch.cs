@@ -291,7 +291,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
             if (facts!.SynchronousBackend)
             {
                 // Memory-backed storage (tmpfs, ramfs, a RAM disk): the read is the copy the router would make inline (row 3).
-                return SyncEngine.Read(handle, buffer, offset).GetAwaiter().GetResult();
+                return HandleIo.Read(handle, buffer.Span, offset);
             }
             if (FastPath.ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, _engine, out int prefix, out int completed))
             {

@@ -136,6 +136,8 @@ internal static unsafe class IoUringSyscalls
 
     private static long Enter_ => s_setup < 0 ? -1 : s_setup + 1;
 
+    private static long Register_ => s_setup < 0 ? -1 : s_setup + 2;
+
     /// <summary>Whether this architecture has known io_uring system call numbers.</summary>
     internal static bool Supported => s_setup > 0;
 
@@ -145,7 +147,7 @@ internal static unsafe class IoUringSyscalls
 
     /// <summary><c>io_uring_register</c>: 0 (or the opcode's result), or -1 with errno set.</summary>
     internal static int Register(int ringFd, uint opcode, void* argument, uint count)
-        => (int)Libc.Syscall(s_setup < 0 ? -1 : s_setup + 2, ringFd, opcode, (long)argument, count, 0, 0);
+        => (int)Libc.Syscall(Register_, ringFd, opcode, (long)argument, count, 0, 0);
 
     /// <summary><c>io_uring_enter</c> without a signal mask: SQEs consumed, or -1 with errno set.</summary>
     internal static int Enter(int ringFd, uint toSubmit, uint minComplete, uint flags)

@@ -11,7 +11,10 @@ namespace Spindle.Engines;
 /// The pool may be starved: every pool thread blocked waiting synchronously for a completion queued
 /// behind them (sync-over-async on a capped pool). The one stall watchdog here then sees the queue of
 /// completions stop moving and hands it to rescue threads of Spindle's own, which run each continuation
-/// in a clean execution context and reset the thread's state after it, and retire when idle.
+/// in a clean execution context and reset the thread's state after it, and retire when idle. Once it has
+/// seen the pool starved, each completion wakes an idle rescue thread at once, until a pool thread takes
+/// a completion again: a pool that stays starved (callers blocking every pool thread on their reads) then
+/// waits for the device, not for the watchdog's stall detection once per read.
 /// </para>
 /// </summary>
 internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
@@ -30,6 +33,7 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     private static readonly ContextCallback s_runOne = static state => ((ContinuationDispatcher)state!).RunOne();
 
     private readonly string _name;
+    private readonly Action<IThreadPoolWorkItem> _queueToPool;
     private readonly ReadyCompletions _ready = new();   // newest first, unless one waited too long
     private long _taken;                       // completions run so far (the watchdog's measure of progress)
     private int _running;                      // continuations running now
@@ -39,9 +43,20 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     private readonly SemaphoreSlim _rescueWake = new(0);
     private int _rescueIdle;                   // rescue threads waiting for work that nobody claimed yet
     private int _rescueThreads;                // rescue threads alive (tests and diagnostics)
+    private int _poolStarved;                  // 1 from a stall until a pool thread takes a completion again
+    private long _stalls;                      // stalls the watchdog saw (tests and diagnostics)
     private ExecutionContext? _clean;          // a context with nothing of the user's in it
 
-    internal ContinuationDispatcher(string name) => _name = name;
+    /// <param name="name">The name of the rescue threads and the watchdog.</param>
+    /// <param name="queueToPool">How a work item reaches the thread pool (tests give a pool that never runs it, a starved one).</param>
+    internal ContinuationDispatcher(string name, Action<IThreadPoolWorkItem>? queueToPool = null)
+    {
+        _name = name;
+        _queueToPool = queueToPool ?? s_queueToThreadPool;
+    }
+
+    private static readonly Action<IThreadPoolWorkItem> s_queueToThreadPool =
+        static item => System.Threading.ThreadPool.UnsafeQueueUserWorkItem(item, preferLocal: false);
 
     /// <summary>Continuations running now (until each returns, or awaits again).</summary>
     internal int Running => Volatile.Read(ref _running);
@@ -52,20 +67,35 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
     /// <summary>Rescue threads alive now: 0 unless the pool was starved lately.</summary>
     internal int RescueThreads => Volatile.Read(ref _rescueThreads);
 
+    /// <summary>How many times the watchdog saw the completions stop moving (tests and diagnostics).</summary>
+    internal long Stalls => Interlocked.Read(ref _stalls);
+
     /// <summary>Queues a completion whose <see cref="IThreadPoolWorkItem.Execute"/> runs its continuation (the reaper; never blocks, never runs user code).</summary>
     internal void Post(IThreadPoolWorkItem completion)
     {
         _ready.Add(completion);
         // One pool item per completion; each takes whichever completion is next, so a rescue thread
         // that took some leaves the pool's items nothing to do, never something to do twice.
-        System.Threading.ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+        _queueToPool(this);
+        if (Volatile.Read(ref _poolStarved) != 0)
+        {
+            // Pairs with the fence a rescue thread makes when it goes idle: it sees the completion, or we see it idle.
+            Interlocked.MemoryBarrier();
+            TryWakeIdleRescue();
+        }
         if (Volatile.Read(ref _watchdogParked) != 0)
         {
             WakeWatchdog();
         }
     }
 
-    void IThreadPoolWorkItem.Execute() => RunOne();
+    void IThreadPoolWorkItem.Execute()
+    {
+        if (RunOne() && Volatile.Read(ref _poolStarved) != 0)
+        {
+            Volatile.Write(ref _poolStarved, 0); // a pool thread took one: the pool serves again
+        }
+    }
 
     private bool RunOne()
     {
@@ -165,14 +195,11 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
 
     private void Rescue()
     {
-        int idle;
-        while ((idle = Volatile.Read(ref _rescueIdle)) > 0)
+        Interlocked.Increment(ref _stalls);
+        Volatile.Write(ref _poolStarved, 1);
+        if (TryWakeIdleRescue())
         {
-            if (Interlocked.CompareExchange(ref _rescueIdle, idle - 1, idle) == idle)
-            {
-                _rescueWake.Release();
-                return;
-            }
+            return;
         }
         try
         {
@@ -183,6 +210,20 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
         {
             Interlocked.Decrement(ref _rescueThreads);
         }
+    }
+
+    private bool TryWakeIdleRescue()
+    {
+        int idle;
+        while ((idle = Volatile.Read(ref _rescueIdle)) > 0)
+        {
+            if (Interlocked.CompareExchange(ref _rescueIdle, idle - 1, idle) == idle)
+            {
+                _rescueWake.Release();
+                return true;
+            }
+        }
+        return false;
     }
 
     private void RescueLoop()
@@ -215,6 +256,10 @@ internal sealed class ContinuationDispatcher : IThreadPoolWorkItem
                 }
             }
             Interlocked.Increment(ref _rescueIdle);
+            if (!_ready.IsEmpty && Volatile.Read(ref _poolStarved) != 0)
+            {
+                TryWakeIdleRescue(); // posted before the increment, when no rescue thread looked idle
+            }
             if (!_rescueWake.Wait(RescueIdleMilliseconds))
             {
                 int idle;

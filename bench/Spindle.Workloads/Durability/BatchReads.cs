@@ -18,6 +18,11 @@ namespace Spindle.Workloads.Durability;
 /// column of the batch row (<c>Cached</c>, same ns per read) against this row's Spindle column. Its System.IO column is
 /// the same shape as its Spindle column, so that its ratio compares like with like; until 26 Nov it was the batch row's
 /// parallel WhenAll, which made the ratio a comparison of one core's sequential copies with two cores' parallel ones.
+/// <para>
+/// With <c>blocking</c> the caller is a thread that waits for the whole batch (a storage engine's own thread):
+/// Spindle's synchronous <see cref="SpindleRandomAccess.ReadBatch(ReadOnlySpan{BatchReadRequest}, Span{BatchReadResult})"/>
+/// against System.IO's best shape for such a thread, the same <c>ReadAsync</c> calls all started and then waited for.
+/// </para>
 /// </remarks>
 public sealed class BatchReads : Workload
 {
@@ -29,6 +34,7 @@ public sealed class BatchReads : Workload
     private readonly int _batch;
     private readonly bool _direct;
     private readonly bool _oneByOne;
+    private readonly bool _blocking;
     private readonly int _batches;
     private readonly long[] _offsets = new long[OffsetCount];
     private readonly ValueTask<int>[] _pending;
@@ -40,9 +46,10 @@ public sealed class BatchReads : Workload
     private int _start;
 
     /// <summary>Creates the row: <paramref name="batches"/> batches of <paramref name="batch"/> reads of <paramref name="blockSize"/> bytes per invocation.</summary>
-    public BatchReads(long fileSize, int batch, bool direct, int batches, bool oneByOne = false, int blockSize = 4096)
-        : base("Beyond", $"BatchRead{blockSize / 1024}K.{(direct ? "Direct" : "Cached")}{(oneByOne ? ".OneByOne" : "")}({batch} per batch, {Units.Bytes(fileSize)})")
+    public BatchReads(long fileSize, int batch, bool direct, int batches, bool oneByOne = false, int blockSize = 4096, bool blocking = false)
+        : base("Beyond", $"BatchRead{blockSize / 1024}K.{(direct ? "Direct" : "Cached")}{(oneByOne ? ".OneByOne" : "")}{(blocking ? ".Blocking" : "")}({batch} per batch, {Units.Bytes(fileSize)})")
     {
+        _blocking = blocking;
         _blockSize = blockSize;
         _fileSize = fileSize;
         _batch = batch;
@@ -61,7 +68,7 @@ public sealed class BatchReads : Workload
     }
 
     /// <inheritdoc />
-    public override IReadOnlyList<Contender> Contenders => Workloads.Contenders.AllEngines;
+    public override IReadOnlyList<Contender> Contenders => _blocking ? Workloads.Contenders.Synchronous : Workloads.Contenders.AllEngines;
 
     /// <inheritdoc />
     public override bool IsAsync => true;
@@ -119,7 +126,14 @@ public sealed class BatchReads : Workload
                 }
                 for (int i = 0; i < _batch; i++)
                 {
-                    await _pending[i].ConfigureAwait(false);
+                    if (_blocking)
+                    {
+                        _pending[i].AsTask().GetAwaiter().GetResult();
+                    }
+                    else
+                    {
+                        await _pending[i].ConfigureAwait(false);
+                    }
                 }
                 continue;
             }
@@ -135,7 +149,14 @@ public sealed class BatchReads : Workload
             {
                 _requests[i] = new BatchReadRequest(handle, memory.Slice(i * _blockSize, _blockSize), _offsets[(start + i) % OffsetCount]);
             }
-            await SpindleRandomAccess.ReadBatchAsync(_requests, _results, contender.Engine()).ConfigureAwait(false);
+            if (_blocking)
+            {
+                SpindleRandomAccess.ReadBatch(_requests, _results);
+            }
+            else
+            {
+                await SpindleRandomAccess.ReadBatchAsync(_requests, _results, contender.Engine()).ConfigureAwait(false);
+            }
         }
     }
 

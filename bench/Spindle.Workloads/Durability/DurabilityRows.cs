@@ -11,6 +11,7 @@ public static class DurabilityRows
     {
         int batches = Math.Max(1, scale.RandomReadsPerInvocation / BatchSize);
         yield return new BatchReads(scale.HugeFile, BatchSize, direct: true, batches);
+        yield return new BatchReads(scale.HugeFile, BatchSize, direct: true, batches, blocking: true);
         yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches);
         yield return new BatchReads(scale.HugeFile, BatchSize, direct: false, batches, oneByOne: true);
         // Cached batches of other sizes: below and above the size from which Spindle shares a batch's copies with a

@@ -60,6 +60,9 @@ internal enum Mechanism : byte
 
     /// <summary>An SQE on the io_uring; the continuation runs on the thread pool.</summary>
     Ring,
+
+    /// <summary>An SQE on the calling thread's own ring, handed to the kernel with the rest of a synchronous batch and waited for on that thread.</summary>
+    OwnRing,
 }
 
 /// <summary>
@@ -92,6 +95,7 @@ internal enum Mechanism : byte
 /// 10   anything else                                                  Ring
 /// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
 /// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
+/// 17   member of a synchronous read batch: RouteSynchronousBatchMember (below)
 ///
 /// thread pool (Auto without io_uring, and a synchronous stream's *Async calls)
 ///  1   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem, ≤ 64 KiB  Inline as row 3 above
@@ -226,6 +230,20 @@ internal static partial class Router
     /// (a local file system): close(2) there costs less than a ring round trip.
     /// </summary>
     internal static Mechanism RouteClose(bool mayWait) => mayWait ? Mechanism.Ring : Mechanism.Inline;
+
+    /// <summary>
+    /// Where a member of a synchronous read batch runs when io_uring is the engine (row 17), after the page cache had its
+    /// chance: on the calling thread's own ring, handed to the kernel with the batch's other such reads and waited for
+    /// at once, when the file or block device is one io_uring reads without its workers — so that a thread blocked on
+    /// a batch keeps all of it in the device's queue, as fio does; anything else with a plain read on the caller's
+    /// thread, one after the other (memory-backed storage copies at once; io_uring would hand FUSE's and character
+    /// devices' reads to its workers; a pipe may wait for ever).
+    /// </summary>
+    internal static Mechanism RouteSynchronousBatchMember(HandleFacts facts, long length)
+        => length > 0 && !facts.SynchronousBackend && !facts.MayBlockIndefinitely && !facts.CharacterDevice && !facts.FailsAtOnce
+            && !facts.RefusesNonBlockingIo
+            ? Mechanism.OwnRing
+            : Mechanism.Inline;
 
     /// <summary>The bytes a scatter request asks for.</summary>
     internal static long TotalLength(IReadOnlyList<Memory<byte>> buffers)

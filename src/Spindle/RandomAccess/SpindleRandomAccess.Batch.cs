@@ -54,9 +54,18 @@ public static partial class SpindleRandomAccess
     }
 
     /// <summary>
-    /// Reads many (buffer, offset) pairs, of one handle or of several, one after the other on the calling thread;
-    /// each request gets its own result, as in <see cref="ReadBatchAsync(ReadOnlyMemory{BatchReadRequest}, Memory{BatchReadResult}, CancellationToken)"/>.
+    /// Reads many (buffer, offset) pairs, of one handle or of several, in one call that blocks the calling thread until
+    /// every read has completed; each request gets its own result, as in
+    /// <see cref="ReadBatchAsync(ReadOnlyMemory{BatchReadRequest}, Memory{BatchReadResult}, CancellationToken)"/>.
     /// </summary>
+    /// <remarks>
+    /// Where io_uring is the engine, cached data is copied on the calling thread and the reads that must go to a disk are
+    /// handed to the kernel together from the thread's own small ring (made on its first batch, freed after the thread
+    /// exits), and the thread waits once for all of them, so that the device works on them at once (RocksDB's
+    /// <c>MultiRead</c> does the same). Elsewhere, and for memory-backed storage, FUSE, pipes and devices, the reads
+    /// run one after the other on the calling thread. Every result is what
+    /// <see cref="Read(Microsoft.Win32.SafeHandles.SafeFileHandle, Span{byte}, long)"/> would have returned or thrown for that request.
+    /// </remarks>
     /// <param name="requests">The reads.</param>
     /// <param name="results">Receives one result per request, at the request's index; at least as long as <paramref name="requests"/>.</param>
     /// <exception cref="ArgumentException"><paramref name="results"/> is shorter than <paramref name="requests"/>, or a request's handle is invalid or its buffer or offset misaligned for <c>O_DIRECT</c>.</exception>
@@ -66,6 +75,10 @@ public static partial class SpindleRandomAccess
     public static void ReadBatch(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results)
     {
         ValidateBatch(requests, results.Length);
+        if (!Portable.PassThrough.Enabled && SynchronousBatch.TryRead(requests, results))
+        {
+            return;
+        }
         for (int i = 0; i < requests.Length; i++)
         {
             BatchReadRequest request = requests[i];

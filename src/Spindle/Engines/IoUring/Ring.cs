@@ -104,7 +104,10 @@ internal sealed unsafe class Ring
     /// thread that will submit, because of IORING_SETUP_SINGLE_ISSUER. Returns null and the errno when
     /// the kernel refuses io_uring.
     /// </summary>
-    internal static Ring? TryCreate(uint entries, bool shared, out int errno)
+    internal static Ring? TryCreate(uint entries, bool shared, out int errno) => TryCreate(entries, shared, CompletionEntries, out errno);
+
+    /// <summary>As <see cref="TryCreate(uint, bool, out int)"/>, with a CQ ring of <paramref name="completionEntries"/> (at least <paramref name="entries"/>).</summary>
+    internal static Ring? TryCreate(uint entries, bool shared, uint completionEntries, out int errno)
     {
         errno = Errno.ENOSYS;
         if (!IoUringSyscalls.Supported)
@@ -122,7 +125,7 @@ internal sealed unsafe class Ring
             p.Flags = flags;
             if ((flags & IORING_SETUP_CQSIZE) != 0)
             {
-                p.CqEntries = CompletionEntries;
+                p.CqEntries = completionEntries;
             }
             int fd = IoUringSyscalls.Setup(entries, &p);
             if (fd < 0)
@@ -272,6 +275,28 @@ internal sealed unsafe class Ring
         }
         int result = IoUringSyscalls.Enter(_fd, toSubmit, wait ? minComplete : 0, flags);
         return result < 0 ? -Errno.Last : result;
+    }
+
+    /// <summary>
+    /// Waits for <paramref name="minComplete"/> completions without handing the kernel any SQE written since the last
+    /// <see cref="Enter"/>. Returns 0 or -errno.
+    /// </summary>
+    internal int Wait(uint minComplete)
+    {
+        int result = IoUringSyscalls.Enter(_fd, 0, minComplete, IORING_ENTER_GETEVENTS);
+        return result < 0 ? -Errno.Last : 0;
+    }
+
+    /// <summary>Unmaps the ring and closes its descriptor; only once nothing is in flight.</summary>
+    internal void Dispose()
+    {
+        Libc.MUnmap(_sqes, _sqesSize);
+        if (_cqRing != _sqRing)
+        {
+            Libc.MUnmap(_cqRing, _cqRingSize);
+        }
+        Libc.MUnmap(_sqRing, _sqRingSize);
+        Libc.Close(_fd);
     }
 
     /// <summary>Whether a completion is waiting in the CQ ring.</summary>

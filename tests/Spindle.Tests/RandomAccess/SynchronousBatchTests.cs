@@ -1,0 +1,242 @@
+using System.Buffers;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines;
+using Spindle.Engines.FastPath;
+using Spindle.Engines.IoUring;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.RandomAccess;
+
+/// <summary>
+/// The synchronous <c>ReadBatch</c> (router row 17): on io_uring, the reads that must go to a disk are handed to the
+/// kernel together from the calling thread's own ring; every result is what System.IO's <c>RandomAccess.Read</c> gives
+/// the same request. Each test runs on a thread of its own, so that the thread's ring and its counters are the test's.
+/// </summary>
+public class SynchronousBatchTests
+{
+    private static byte[] Data(int length, int seed)
+    {
+        var data = new byte[length];
+        new Random(seed).NextBytes(data);
+        return data;
+    }
+
+    private static void OnOwnThread(Action test)
+    {
+        Exception? failure = null;
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                test();
+            }
+            catch (Exception e)
+            {
+                failure = e;
+            }
+        });
+        thread.Start();
+        thread.Join();
+        if (failure is not null)
+        {
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+        }
+    }
+
+    private static bool RingExpected(SafeFileHandle handle)
+    {
+        if (EngineSelector.Default.Kind != IoEngine.IoUring)
+        {
+            Console.WriteLine($"Auto is {EngineSelector.Default.Kind} here: a synchronous batch reads one request after the other.");
+            return false;
+        }
+        if (HandleFacts.Of(handle).SynchronousBackend || HandleFacts.Of(handle).RefusesNonBlockingIo)
+        {
+            Console.WriteLine("the test directory is on storage io_uring reads through its workers or copies at once: read inline.");
+            return false;
+        }
+        return true;
+    }
+
+    [Fact]
+    public void O_DIRECT_reads_go_to_the_kernel_together_in_rounds_of_the_rings_size_and_read_what_System_IO_reads() => OnOwnThread(() =>
+    {
+        using var dir = new TempDirectory(AppContext.BaseDirectory); // a disk: memory-backed storage is read inline
+        string path = dir.File("direct");
+        File.WriteAllBytes(path, Data(1 << 20, 11));
+        using SafeFileHandle handle = SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+        using SafeFileHandle system = File.OpenHandle(path);
+        const int Count = 2 * OwnRing.Entries + 6; // three rounds
+        using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(Count * 4096);
+        Memory<byte> memory = owner.Memory;
+        memory.Span.Fill(0xAA);
+        var requests = new BatchReadRequest[Count];
+        for (int i = 0; i < Count; i++)
+        {
+            // Offsets up to past the end: the last ones read short or nothing, as System.IO's reads do.
+            long offset = i < Count - 2 ? (long)(i * 7919 % 256) * 4096 : (1 << 20) + (i - Count + 2) * 4096;
+            requests[i] = new BatchReadRequest(handle, memory.Slice(i * 4096, 4096), offset);
+        }
+        var results = new BatchReadResult[Count];
+
+        bool ring = RingExpected(handle);
+        SpindleRandomAccess.ReadBatch(requests, results);
+
+        OwnRing? own = OwnRing.OfThisThread;
+        if (ring)
+        {
+            Assert.NotNull(own);
+            Assert.Equal(3, own!.Rounds);
+            Assert.Equal(Count, own.Completions);
+        }
+        else
+        {
+            Assert.Null(own);
+        }
+        for (int i = 0; i < Count; i++)
+        {
+            byte[] expected = new byte[4096];
+            int read = System.IO.RandomAccess.Read(system, expected, requests[i].FileOffset);
+            Assert.True(results[i].Succeeded, results[i].Exception?.ToString());
+            Assert.Equal(read, results[i].BytesRead);
+            Assert.Equal(expected.AsSpan(0, read).ToArray(), requests[i].Buffer[..read].ToArray());
+        }
+    });
+
+    [Fact]
+    public void Cached_reads_are_copied_on_the_callers_thread_and_only_the_others_reach_the_ring() => OnOwnThread(() =>
+    {
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        string path = dir.File("buffered");
+        byte[] data = Data(1 << 20, 12);
+        File.WriteAllBytes(path, data);
+        using SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+        bool ring = RingExpected(handle) && HandleFacts.Of(handle).NonBlockingReads;
+        var requests = new BatchReadRequest[16];
+        for (int i = 0; i < requests.Length; i++)
+        {
+            requests[i] = new BatchReadRequest(handle, new byte[5000], i * 60_000L + 7);
+        }
+        var results = new BatchReadResult[requests.Length];
+
+        // The file was just written: its pages are cached, and no read needs the ring.
+        SpindleRandomAccess.ReadBatch(requests, results);
+        long rounds = OwnRing.OfThisThread?.Rounds ?? 0;
+        Assert.Equal(0, rounds);
+        for (int i = 0; i < requests.Length; i++)
+        {
+            Assert.Equal(5000, results[i].BytesRead);
+            Assert.Equal(data.AsSpan((int)requests[i].FileOffset, 5000).ToArray(), requests[i].Buffer.ToArray());
+        }
+
+        // Dropped from the cache (written back first), the reads go to the kernel in one round.
+        using (SafeFileHandle flush = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite))
+        {
+            System.IO.RandomAccess.FlushToDisk(flush);
+        }
+        Assert.Equal(0, TestLibc.PosixFAdvise((int)handle.DangerousGetHandle(), 0, 0, TestLibc.POSIX_FADV_DONTNEED));
+        Array.Clear(results);
+        foreach (BatchReadRequest request in requests)
+        {
+            request.Buffer.Span.Clear();
+        }
+        SpindleRandomAccess.ReadBatch(requests, results);
+        if (ring)
+        {
+            Assert.Equal(1, OwnRing.OfThisThread!.Rounds);
+        }
+        for (int i = 0; i < requests.Length; i++)
+        {
+            Assert.Equal(5000, results[i].BytesRead);
+            Assert.Equal(data.AsSpan((int)requests[i].FileOffset, 5000).ToArray(), requests[i].Buffer.ToArray());
+        }
+    });
+
+    [Fact]
+    public void A_read_the_ring_fails_gets_the_exception_a_lone_read_throws_and_the_others_their_bytes() => OnOwnThread(() =>
+    {
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        File.WriteAllBytes(dir.File("a"), Data(100_000, 13));
+        using SafeFileHandle readable = SpindleFile.OpenHandle(dir.File("a"), new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+        using SafeFileHandle writeOnly = SpindleFile.OpenHandle(dir.File("a"), new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Write, Share = FileShare.ReadWrite, DirectIO = true });
+        using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(4 * 4096);
+        Memory<byte> memory = owner.Memory;
+        var requests = new[]
+        {
+            new BatchReadRequest(readable, memory[..4096], 0),
+            new BatchReadRequest(writeOnly, memory.Slice(4096, 4096), 4096),
+            new BatchReadRequest(readable, memory.Slice(8192, 4096), 8192),
+            new BatchReadRequest(writeOnly, memory.Slice(12288, 4096), 0),
+        };
+        var results = new BatchReadResult[4];
+        SpindleRandomAccess.ReadBatch(requests, results);
+
+        Exception expected = Assert.ThrowsAny<Exception>(() => SpindleRandomAccess.Read(writeOnly, memory.Slice(4096, 4096).Span, 4096));
+        Assert.Equal(4096, results[0].BytesRead);
+        Assert.Equal(4096, results[2].BytesRead);
+        foreach (int failed in new[] { 1, 3 })
+        {
+            Assert.False(results[failed].Succeeded);
+            Assert.Equal(expected.GetType(), results[failed].Exception!.GetType());
+            Assert.Equal(expected.Message, results[failed].Exception!.Message);
+        }
+    });
+
+    [Fact]
+    public void Requests_on_memory_backed_storage_are_read_on_the_callers_thread()
+    {
+        Assert.Equal(Mechanism.OwnRing, Router.RouteSynchronousBatchMember(new HandleFacts(), 4096));
+        Assert.Equal(Mechanism.OwnRing, Router.RouteSynchronousBatchMember(new HandleFacts { BufferedFile = true, NonBlockingReads = true }, 1 << 20));
+        Assert.Equal(Mechanism.Inline, Router.RouteSynchronousBatchMember(new HandleFacts(), 0));
+        Assert.Equal(Mechanism.Inline, Router.RouteSynchronousBatchMember(new HandleFacts { SynchronousBackend = true }, 4096));
+        Assert.Equal(Mechanism.Inline, Router.RouteSynchronousBatchMember(new HandleFacts { RefusesNonBlockingIo = true }, 4096));
+        Assert.Equal(Mechanism.Inline, Router.RouteSynchronousBatchMember(new HandleFacts { MayBlockIndefinitely = true }, 4096));
+        Assert.Equal(Mechanism.Inline, Router.RouteSynchronousBatchMember(new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096));
+
+        OnOwnThread(() =>
+        {
+            using var dir = new TempDirectory(); // the temporary directory: tmpfs on many systems
+            File.WriteAllBytes(dir.File("m"), Data(64 * 1024, 14));
+            using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("m"), FileMode.Open, FileAccess.Read, FileShare.ReadWrite);
+            if (!HandleFacts.Of(handle).SynchronousBackend)
+            {
+                Console.WriteLine("the temporary directory is not memory-backed here: nothing to check.");
+                return;
+            }
+            var requests = new[] { new BatchReadRequest(handle, new byte[100], 0), new BatchReadRequest(handle, new byte[100], 1000) };
+            var results = new BatchReadResult[2];
+            SpindleRandomAccess.ReadBatch(requests, results);
+            Assert.Equal(0, OwnRing.OfThisThread?.Rounds ?? 0);
+            Assert.Equal(100, results[1].BytesRead);
+        });
+    }
+
+    [Fact]
+    public void A_threads_ring_is_freed_after_the_thread_exits()
+    {
+        WeakReference? ring = null;
+        OnOwnThread(() =>
+        {
+            using var dir = new TempDirectory(AppContext.BaseDirectory);
+            File.WriteAllBytes(dir.File("a"), Data(8192, 15));
+            using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("a"), new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+            using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(2 * 4096);
+            SpindleRandomAccess.ReadBatch(new[] { new BatchReadRequest(handle, owner.Memory[..4096], 0), new BatchReadRequest(handle, owner.Memory[4096..], 4096) }, new BatchReadResult[2]);
+            if (OwnRing.OfThisThread is OwnRing own)
+            {
+                ring = new WeakReference(own);
+            }
+        });
+        if (ring is null)
+        {
+            Console.WriteLine("no ring was made here (see the other tests' output).");
+            return;
+        }
+        for (int i = 0; i < 10 && ring.IsAlive; i++)
+        {
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+        }
+        Assert.False(ring.IsAlive);
+    }
+}

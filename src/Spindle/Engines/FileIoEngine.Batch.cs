@@ -124,23 +124,39 @@ internal abstract partial class FileIoEngine
     /// member's outcome and lets go with <see cref="CachedBatchShare.Release"/>.
     /// </summary>
     internal CachedBatchShare? TryShareCachedMembers(ReadOnlyMemory<BatchReadRequest> requests)
+        => WorthSharing(requests.Span, out int helpers) ? CachedBatchShare.Start(requests, Kind, helpers) : null;
+
+    /// <summary>
+    /// Whether <paramref name="requests"/> are worth sharing, and with how many pool work items: only members a copy may
+    /// serve count (handles with non-blocking reads, memory-backed storage); an <c>O_DIRECT</c> read of a disk never
+    /// completes on the fast path, so a batch of them wakes no helper.
+    /// </summary>
+    internal bool WorthSharing(ReadOnlySpan<BatchReadRequest> requests, out int helpers)
     {
-        int helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : CachedBatchShare.Cores - 1;
+        helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : CachedBatchShare.Cores - 1;
         if (helpers <= 0 || !FastPath.ReadFastPath.Enabled)
         {
-            return null;
+            return false;
         }
-        ReadOnlySpan<BatchReadRequest> span = requests.Span;
-        long work = (long)span.Length * CachedBatchShare.MemberWeight;
-        for (int i = 0; i < span.Length && work < BatchShareMinimumWork; i++)
+        long work = 0;
+        SafeFileHandle? lastHandle = null;
+        bool copies = false;
+        for (int i = 0; i < requests.Length && work < BatchShareMinimumWork; i++)
         {
-            work += span[i].Buffer.Length;
+            SafeFileHandle handle = requests[i].Handle;
+            if (!ReferenceEquals(handle, lastHandle))
+            {
+                FastPath.HandleFacts facts = FastPath.HandleFacts.Of(handle);
+                copies = facts.NonBlockingReads || facts.SynchronousBackend;
+                lastHandle = handle;
+            }
+            if (copies)
+            {
+                work += CachedBatchShare.MemberWeight + requests[i].Buffer.Length;
+            }
         }
-        if (work < BatchShareMinimumWork)
-        {
-            return null;
-        }
-        return CachedBatchShare.Start(requests, Kind, Math.Min(helpers, span.Length - 1));
+        helpers = Math.Min(helpers, requests.Length - 1);
+        return work >= BatchShareMinimumWork;
     }
 }
 

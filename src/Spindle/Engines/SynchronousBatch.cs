@@ -2,26 +2,45 @@ using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.IoUring;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines;
 
 /// <summary>
-/// A synchronous batch of reads on io_uring: page-cache hits are copied on the calling thread, the reads row 17 of the
-/// router sends to the kernel go to the thread's own ring together (<see cref="OwnRing"/>), and the rest are read
-/// on the calling thread one after the other, as without io_uring.
+/// A synchronous batch of reads on the thread-pool and io_uring engines: cached copies (and the plain reads of
+/// memory-backed members, which copy at once) are shared with pool work items when a second core may help, as in the
+/// asynchronous batch (<see cref="CachedBatchShare"/>); on io_uring the reads that must go to a disk are handed to the
+/// kernel together from the thread's own ring (router row 17, <see cref="OwnRing"/>); the rest are read on the calling
+/// thread one after the other, as without either.
 /// </summary>
 internal static class SynchronousBatch
 {
-    /// <summary>Reads the batch, or returns false (nothing read) where io_uring is not the engine: the caller then reads one by one.</summary>
+    /// <summary>Reads the batch, or returns false (nothing read) where neither sharing nor a ring would help: the caller then reads one by one.</summary>
     internal static bool TryRead(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results)
     {
-        if (requests.Length < 2 || EngineSelector.Default.Kind != IoEngine.IoUring || OwnRing.ForThisThread() is not OwnRing ring)
+        FileIoEngine engine = EngineSelector.Default;
+        if (requests.Length < 2 || engine.Kind == IoEngine.Sync)
+        {
+            return false;
+        }
+        OwnRing? ring = engine.Kind == IoEngine.IoUring ? OwnRing.ForThisThread() : null;
+        bool share = engine.WorthSharing(requests, out int helpers);
+        if (ring is null && !share)
         {
             return false;
         }
         int[] rented = ArrayPool<int>.Shared.Rent(2 * requests.Length);
+        BatchReadRequest[]? copy = null; // helpers run on other threads: they need the requests in memory, not on this stack
+        CachedBatchShare? shared = null;
         try
         {
+            if (share)
+            {
+                copy = ArrayPool<BatchReadRequest>.Shared.Rent(requests.Length);
+                requests.CopyTo(copy);
+                shared = CachedBatchShare.Start(copy.AsMemory(0, requests.Length), engine.Kind, helpers);
+                shared.Run();
+            }
             Span<int> members = rented.AsSpan(0, requests.Length);
             Span<int> prefixes = rented.AsSpan(requests.Length, requests.Length);
             int count = 0;
@@ -32,36 +51,53 @@ internal static class SynchronousBatch
                 BatchReadRequest request = requests[i];
                 try
                 {
+                    int prefix = 0;
+                    if (shared is not null && shared.Served(i, out prefix))
+                    {
+                        results[i] = new BatchReadResult(prefix);
+                        continue;
+                    }
                     if (!ReferenceEquals(request.Handle, lastHandle))
                     {
                         facts = HandleFacts.Of(request.Handle);
                         lastHandle = request.Handle;
                     }
-                    Memory<byte> buffer = request.Buffer;
+                    Memory<byte> buffer = request.Buffer[prefix..];
                     long offset = FileIoEngine.BatchOffset(request);
-                    if (offset >= 0 && Router.RouteSynchronousBatchMember(facts!, buffer.Length) == Mechanism.OwnRing)
+                    offset = offset < 0 ? offset : offset + prefix;
+                    if (ring is not null && offset >= 0 && Router.RouteSynchronousBatchMember(facts!, buffer.Length) == Mechanism.OwnRing)
                     {
-                        if (ReadFastPath.TryComplete(request.Handle, facts!, ref buffer, ref offset, IoEngine.IoUring, out int prefix, out int completed))
+                        int cached = 0;
+                        if (shared is null && ReadFastPath.TryComplete(request.Handle, facts!, ref buffer, ref offset, engine.Kind, out cached, out int completed))
                         {
                             results[i] = new BatchReadResult(completed);
                             continue;
                         }
                         members[count] = i;
-                        prefixes[count] = prefix;
+                        prefixes[count] = prefix + cached;
                         count++;
                         continue;
                     }
-                    results[i] = new BatchReadResult(Syscalls.HandleIo.Read(request.Handle, buffer.Span, offset));
+                    results[i] = new BatchReadResult(prefix + HandleIo.Read(request.Handle, buffer.Span, offset));
                 }
                 catch (Exception e)
                 {
                     results[i] = new BatchReadResult(e);
                 }
             }
-            ring.Read(requests, results, members[..count], prefixes[..count]);
+            if (count > 0)
+            {
+                ring!.Read(requests, results, members[..count], prefixes[..count]);
+            }
         }
         finally
         {
+            shared?.Release();
+            if (copy is not null)
+            {
+                Array.Clear(copy, 0, requests.Length);
+                ArrayPool<BatchReadRequest>.Shared.Return(copy);
+            }
             ArrayPool<int>.Shared.Return(rented);
         }
         return true;

@@ -487,6 +487,20 @@ public class BatchReadTests
         Assert.Equal(secondCore, Shared(Batch(6, 4096)));
         Assert.Equal(secondCore, Shared(Batch(32, 4096)));
         Assert.Equal(secondCore, Shared(Batch(2, 65536)));
+
+        // O_DIRECT reads of a disk never complete on the fast path: however large the batch, no helper is woken for them.
+        using var disk = new TempDirectory(AppContext.BaseDirectory);
+        File.WriteAllBytes(disk.File("d"), Data(1 << 20, 18));
+        using SafeFileHandle direct = SpindleFile.OpenHandle(disk.File("d"), new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+        if (!HandleFacts.Of(direct).SynchronousBackend)
+        {
+            using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(32 * 4096);
+            BatchReadRequest[] directBatch = Enumerable.Range(0, 32).Select(i => new BatchReadRequest(direct, owner.Memory.Slice(i * 4096, 4096), i * 4096L)).ToArray();
+            Assert.False(Shared(directBatch));
+            // Beside enough cached members, the batch is shared for them.
+            Assert.Equal(secondCore, Shared([.. directBatch, .. Batch(6, 4096)]));
+        }
+
         engine.BatchShareHelpers = 0;
         Assert.False(Shared(Batch(32, 65536)));
     }

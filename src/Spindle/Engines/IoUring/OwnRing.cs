@@ -94,7 +94,10 @@ internal sealed unsafe class OwnRing
                 BatchReadRequest request = requests[members[placed]];
                 bool added = false;
                 request.Handle.DangerousAddRef(ref added); // a handle closed since the checks stops here: it is read below, and fails as alone
-                _held[placed] = request.Handle;
+                if (added)
+                {
+                    _held[placed] = request.Handle;
+                }
                 int prefix = prefixes[placed];
                 _pins[placed] = request.Buffer.Slice(prefix).Pin();
                 IoUringSqe* sqe = ring.TryGetSqe(); // never null: the ring is empty between calls and a round fits it
@@ -115,11 +118,13 @@ internal sealed unsafe class OwnRing
             {
                 SubmitAndWait(placed);
             }
-            for (int slot = 0; slot < placed; slot++)
+            // Every slot this round touched, placed or not: a placement that threw half-way (a buffer that would not
+            // pin) still lets go of what it took.
+            for (int slot = 0; slot < members.Length; slot++)
             {
                 _pins[slot].Dispose();
                 _pins[slot] = default;
-                _held[slot]!.DangerousRelease();
+                _held[slot]?.DangerousRelease();
                 _held[slot] = null;
             }
         }

@@ -1,6 +1,7 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Handles;
 using Spindle.Interop;
+using Spindle.Syscalls;
 
 namespace Spindle.Copy;
 
@@ -23,10 +24,11 @@ internal static unsafe class FileCopier
             preallocationSize: 0, unixCreateMode: null, spindleFlags: 0);
         StatxBuffer status = Status(input, source);
 
-        if (overwrite)
+        if (overwrite && !SafeFileHandleInternals.IsLocked(input))
         {
-            // System.IO relies on the lock to refuse copying a file onto itself; without locks
-            // (DOTNET_SYSTEM_IO_DISABLEFILELOCKING) it would truncate the source. Checked first, with the same exception.
+            // System.IO relies on the lock to refuse copying a file onto itself; without one (locking off with
+            // DOTNET_SYSTEM_IO_DISABLEFILELOCKING, or NFS and SMB, where none is taken) it would truncate the source.
+            // Checked first, with the same exception the lock gives.
             RejectSameFile(status, destination);
         }
 
@@ -36,10 +38,18 @@ internal static unsafe class FileCopier
         try
         {
             int outFd = (int)output.DangerousGetHandle();
-            regularOutput = (Status(output, destination).Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
-            if (regularOutput && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG)
+            int inFd = (int)input.DangerousGetHandle();
+            bool regularInput = (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
+            // A clone succeeds only between regular files of one file system; the destination was just emptied.
+            bool cloned = regularInput && status.Size > 0 && ExtentCopier.TryClone(inFd, outFd);
+            regularOutput = cloned || (Status(output, destination).Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
+            if (cloned)
             {
-                ExtentCopier.Copy((int)input.DangerousGetHandle(), outFd, (long)status.Size, source, destination, progress, cancellationToken);
+                progress?.Report((long)status.Size);
+            }
+            else if (regularOutput && regularInput)
+            {
+                ExtentCopier.Copy(inFd, outFd, (long)status.Size, source, destination, progress, cancellationToken);
             }
             else
             {

@@ -39,6 +39,9 @@ internal static class LinuxConstants
 
     internal const int FALLOC_FL_KEEP_SIZE = 0x01;
 
+    /// <summary>ioctl FICLONE (_IOW(0x94, 9, int)): the destination shares the source's extents (btrfs, xfs with reflink, bcachefs, NFS 4.2).</summary>
+    internal const nuint FICLONE = 0x40049409;
+
     internal const int POSIX_FADV_NORMAL = 0;
     internal const int POSIX_FADV_RANDOM = 1;
     internal const int POSIX_FADV_SEQUENTIAL = 2;

@@ -112,6 +112,10 @@ internal static unsafe partial class Libc
     [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
     internal static partial int IoctlInt(int fd, nuint request, int* argument);
 
+    // ioctl(2) whose argument is a value, not a pointer (FICLONE takes the source descriptor).
+    [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
+    internal static partial int IoctlValue(int fd, nuint request, nint argument);
+
     // fstat(2), the call FileStream's Length makes: a little cheaper than statx(AT_EMPTY_PATH). The buffer
     // must hold StatSize bytes; st_size is at StatSizeOffset where FStatLayoutKnown (x86-64 and arm64).
     [LibraryImport(Lib, EntryPoint = "fstat", SetLastError = true)]

@@ -72,6 +72,9 @@ internal static class SafeFileHandleInternals
     /// <summary>The path the handle was opened with, or null when unknown.</summary>
     internal static string? GetPath(SafeFileHandle handle) => s_available ? PathField(handle) : null;
 
+    /// <summary>Whether the handle holds the <c>flock</c> that emulates its FileShare (not where locking is off, on NFS and SMB, or where the runtime is not understood).</summary>
+    internal static bool IsLocked(SafeFileHandle handle) => s_available && IsLockedField(handle);
+
     /// <summary>Whether closing the handle deletes its file (FileOptions.DeleteOnClose); false where the runtime is not understood.</summary>
     internal static bool DeletesOnClose(SafeFileHandle handle) => s_available && DeleteOnCloseField(handle);
 

@@ -254,6 +254,51 @@ public class CopyTests
         Assert.Equal(data, File.ReadAllBytes(Path.Combine(tmpfs.Path, "back")));
     }
 
+    // Where the file system can share extents (xfs with reflink, mkfs.xfs's default; btrfs), File.Copy clones the file
+    // (FICLONE): the copy takes no data blocks, so it succeeds on a file system too full for a second copy of the bytes.
+    // So does Spindle's now. Before, it preallocated the copy's extents first (ENOSPC here: IOException where File.Copy
+    // succeeded) and then copied them; a 64 MiB copy on btrfs took 2.64x File.Copy's time.
+    [Fact]
+    public void Copy_on_a_file_system_that_shares_extents_is_a_clone_and_fits_where_the_bytes_would_not()
+    {
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        using ScratchMount? xfs = ScratchMount.TryCreateOnImage(dir.File("xfs"), "xfs", 320L << 20, _output);
+        if (xfs is null)
+        {
+            return;
+        }
+        const int Size = 64 << 20;
+        string source = Path.Combine(xfs.Path, "source");
+        byte[] data = RandomBytes(Size / 2, 31);
+        using (var stream = new FileStream(source, FileMode.CreateNew))
+        {
+            stream.Write(data);
+            stream.Seek(Size / 4, SeekOrigin.Current); // a hole
+            stream.Write(data, 0, Size / 4);
+            stream.Flush(flushToDisk: true);
+        }
+        // Fill the file system until less than the source's data is free.
+        long free = new DriveInfo(xfs.Path).AvailableFreeSpace;
+        using (new FileStream(Path.Combine(xfs.Path, "filler"), new FileStreamOptions
+        {
+            Mode = FileMode.CreateNew, Access = FileAccess.Write, PreallocationSize = free - (Size / 4),
+        }))
+        {
+        }
+        free = new DriveInfo(xfs.Path).AvailableFreeSpace;
+        Assert.True(free < Size / 2, $"{free} bytes still free");
+
+        File.Copy(source, Path.Combine(xfs.Path, "system"));
+        SpindleFile.Copy(source, Path.Combine(xfs.Path, "spindle"));
+
+        long taken = free - new DriveInfo(xfs.Path).AvailableFreeSpace;
+        _output.WriteLine($"{free} bytes free before both copies, {taken} taken by them");
+        byte[] expected = File.ReadAllBytes(source);
+        Assert.Equal(expected, File.ReadAllBytes(Path.Combine(xfs.Path, "system")));
+        Assert.Equal(expected, File.ReadAllBytes(Path.Combine(xfs.Path, "spindle")));
+        Assert.True(taken < 1 << 20, $"the copies took {taken} bytes of free space");
+    }
+
     [Fact]
     public void CopyBytes_copies_a_range_between_different_offsets_and_stops_at_the_end_of_the_source()
     {

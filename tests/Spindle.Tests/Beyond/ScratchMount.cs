@@ -3,12 +3,61 @@ using Xunit.Abstractions;
 
 namespace Spindle.Tests.Beyond;
 
-/// <summary>A real tmpfs or ramfs mounted for one test and unmounted on dispose; null where mounting is refused.</summary>
+/// <summary>
+/// A real tmpfs or ramfs, or a file system made on a loop-mounted sparse image, mounted for one test and unmounted
+/// (its loop device detached, its image deleted) on dispose; null where mounting is refused.
+/// </summary>
 internal sealed class ScratchMount : IDisposable
 {
-    private ScratchMount(string path) => Path = path;
+    private readonly string? _device;
+    private readonly string? _image;
+
+    private ScratchMount(string path, string? device = null, string? image = null)
+    {
+        Path = path;
+        _device = device;
+        _image = image;
+    }
 
     public string Path { get; }
+
+    /// <summary>Makes a <paramref name="fileSystem"/> (mkfs.<paramref name="fileSystem"/>) on a sparse image of <paramref name="size"/> bytes beside <paramref name="path"/> and mounts it there.</summary>
+    public static ScratchMount? TryCreateOnImage(string path, string fileSystem, long size, ITestOutputHelper output)
+    {
+        if (!Environment.IsPrivilegedProcess || !File.Exists("/dev/loop-control"))
+        {
+            output.WriteLine($"SKIPPED: a {fileSystem} on a loop device needs root and /dev/loop-control");
+            return null;
+        }
+        string image = path + ".image";
+        using (var stream = new FileStream(image, FileMode.CreateNew))
+        {
+            stream.SetLength(size);
+        }
+        (int code, string result) = Run("losetup", $"--find --show {image}", standardOutput: true);
+        if (code != 0)
+        {
+            output.WriteLine($"SKIPPED: losetup failed (exit {code}): {result}");
+            File.Delete(image);
+            return null;
+        }
+        string device = result.Trim();
+        Directory.CreateDirectory(path);
+        (code, result) = Run("mkfs." + fileSystem, $"-q {device}");
+        if (code == 0)
+        {
+            (code, result) = Run("mount", $"{device} {path}");
+        }
+        if (code != 0)
+        {
+            output.WriteLine($"SKIPPED: cannot make and mount a {fileSystem} (exit {code}): {result}");
+            Run("losetup", $"-d {device}");
+            Directory.Delete(path);
+            File.Delete(image);
+            return null;
+        }
+        return new ScratchMount(path, device, image);
+    }
 
     public static ScratchMount? TryCreate(string path, string type, string options, ITestOutputHelper output)
     {
@@ -26,6 +75,11 @@ internal sealed class ScratchMount : IDisposable
     public void Dispose()
     {
         Run("umount", Path);
+        if (_device is not null)
+        {
+            Run("losetup", $"-d {_device}");
+            File.Delete(_image!);
+        }
         try
         {
             Directory.Delete(Path, recursive: true);
@@ -35,14 +89,15 @@ internal sealed class ScratchMount : IDisposable
         }
     }
 
-    private static (int Code, string Error) Run(string program, string arguments)
+    private static (int Code, string Error) Run(string program, string arguments, bool standardOutput = false)
     {
         try
         {
             using var process = Process.Start(new ProcessStartInfo(program, arguments) { RedirectStandardError = true, RedirectStandardOutput = true })!;
+            Task<string> output = process.StandardOutput.ReadToEndAsync();
             string error = process.StandardError.ReadToEnd();
             process.WaitForExit();
-            return (process.ExitCode, error.Trim());
+            return (process.ExitCode, standardOutput && process.ExitCode == 0 ? output.Result : error.Trim());
         }
         catch (System.ComponentModel.Win32Exception e)
         {

@@ -90,6 +90,33 @@ public class ChildProcessTests
         }
     }
 
+    /// <summary>Child: with file locking off, copies a file onto itself with SpindleFile.Copy and prints the outcome and the file's length.</summary>
+    public static int CopyOntoItself(string[] args)
+    {
+        string path = args[0];
+        File.WriteAllBytes(path, OpenDifferential.InitialContent);
+        Outcome outcome = Outcome.Of(() =>
+        {
+            SpindleFile.Copy(path, path, overwrite: true);
+            return "copied";
+        });
+        Console.Write($"{outcome}/length={new FileInfo(path).Length}");
+        return 0;
+    }
+
+    // Without locks (the switch, or NFS and SMB, where none is taken) nothing stops the destination's open from
+    // truncating the source: Spindle checks the two are one file before it opens the destination. With locks the
+    // lock refuses it (the differential copy tests compare that case with File.Copy).
+    [Fact]
+    public void With_locking_off_a_copy_onto_itself_is_refused_and_the_file_keeps_its_bytes()
+    {
+        using var directory = new TempDirectory();
+        (int code, string output) = ChildProcess.Run(typeof(ChildProcessTests), nameof(CopyOntoItself),
+            new Dictionary<string, string> { ["DOTNET_SYSTEM_IO_DISABLEFILELOCKING"] = "1" }, directory.File("f"));
+        Assert.True(code == 0, output);
+        Assert.Equal($"IOException hr=11/length={OpenDifferential.InitialContent.Length}", output.Trim());
+    }
+
     /// <summary>Child: sets a umask, creates files with both libraries and prints their permission bits.</summary>
     public static int CreateUnderUmask(string[] args)
     {

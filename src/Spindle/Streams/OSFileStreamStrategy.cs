@@ -184,7 +184,16 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
 
     // A close waits for I/O on a file system not known to be local (network and FUSE ones write back or ask their
     // server) and when it deletes the file (the last close frees its blocks); elsewhere close(2) returns at once.
+    // What the open or the first asynchronous operation learned is not asked again.
     private bool CloseMayWait()
         => SafeFileHandleInternals.DeletesOnClose(_fileHandle)
-            || !(_opened.WritesAreCopies ?? LocalFileSystems.IsLocal(HandleIo.Fd(_fileHandle)));
+            || !(_opened.WritesAreCopies ?? LocalAsLearned() ?? LocalFileSystems.IsLocal(HandleIo.Fd(_fileHandle)));
+
+    private bool? LocalAsLearned()
+        => _facts?.FileSystem switch
+        {
+            FileSystemKind.LocalDisk or FileSystemKind.Memory => true,
+            FileSystemKind.Other or FileSystemKind.OtherBlocking => false,
+            _ => null,
+        };
 }

@@ -65,6 +65,9 @@ internal sealed class HandleFacts
     /// </summary>
     public bool RefusesNonBlockingIo;
 
+    /// <summary>The kind of file system a regular file is on (<see cref="FileSystemKind.Unknown"/> for anything else, or when not asked).</summary>
+    public FileSystemKind FileSystem;
+
     /// <summary>An epoll descriptor: read(2) and write(2) fail with EINVAL at once, while io_uring never completes them.</summary>
     public bool FailsAtOnce;
 
@@ -174,6 +177,7 @@ internal sealed class HandleFacts
                     fileSystem = LocalFileSystems.Ask(fd, readable); // and, once per file-system type, whether it reads without blocking
                     facts.SystemCalls++;
                 }
+                facts.FileSystem = fileSystem;
                 facts.MemoryFileSystem = fileSystem == FileSystemKind.Memory;
                 facts.SynchronousBackend = facts.MemoryFileSystem;
                 if (direct && !facts.SynchronousBackend)

@@ -114,6 +114,12 @@ public class ChildProcessTests
         (int code, string output) = ChildProcess.Run(typeof(ChildProcessTests), nameof(CopyOntoItself),
             new Dictionary<string, string> { ["DOTNET_SYSTEM_IO_DISABLEFILELOCKING"] = "1" }, directory.File("f"));
         Assert.True(code == 0, output);
+        if (Spindle.Portable.PassThrough.Enabled)
+        {
+            // Passed through to System.IO (as off Linux), the copy is File.Copy's, which truncates its own source here.
+            Assert.Equal("=copied/length=0", output.Trim());
+            return;
+        }
         Assert.Equal($"IOException hr=11/length={OpenDifferential.InitialContent.Length}", output.Trim());
     }
 

@@ -211,6 +211,57 @@ public class SynchronousBatchTests
         });
     }
 
+    // Eight threads, each with its own ring, read random batches of a direct and a buffered handle at once, with reads
+    // past the end among them; every buffer must hold what System.IO reads there, and nothing outside a request's buffer
+    // is touched (inside it, past the bytes read, an O_DIRECT read past the end may write, with pread as on the ring).
+    [Fact]
+    public void Threads_reading_batches_at_once_each_get_exactly_System_IOs_bytes()
+    {
+        using var dir = new TempDirectory(AppContext.BaseDirectory);
+        const int Size = 4 << 20;
+        byte[] data = Data(Size, 16);
+        File.WriteAllBytes(dir.File("f"), data);
+        using SafeFileHandle direct = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, Share = FileShare.Read, DirectIO = true });
+        using SafeFileHandle buffered = SpindleFile.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read, FileShare.Read);
+        var failures = new System.Collections.Concurrent.ConcurrentQueue<string>();
+        var threads = Enumerable.Range(0, 8).Select(t => new Thread(() =>
+        {
+            var random = new Random(100 + t);
+            using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(80 * 8192);
+            Memory<byte> memory = owner.Memory;
+            for (int round = 0; round < 30; round++)
+            {
+                int count = random.Next(2, 80);
+                memory.Span.Fill(0xEE);
+                var requests = new BatchReadRequest[count];
+                for (int i = 0; i < count; i++)
+                {
+                    bool isDirect = random.Next(2) == 0;
+                    long offset = random.Next(4) == 0 ? Size - 4096 * random.Next(0, 3) : random.NextInt64(Size / 4096) * 4096;
+                    int length = isDirect ? 4096 * random.Next(1, 3) : random.Next(1, 8192);
+                    requests[i] = new BatchReadRequest(isDirect ? direct : buffered, memory.Slice(i * 8192, length), isDirect ? offset : offset + random.Next(100));
+                }
+                var results = new BatchReadResult[count];
+                SpindleRandomAccess.ReadBatch(requests, results);
+                for (int i = 0; i < count; i++)
+                {
+                    long offset = requests[i].FileOffset;
+                    int expected = (int)Math.Clamp(Size - offset, 0, requests[i].Buffer.Length);
+                    Span<byte> slot = memory.Span.Slice(i * 8192, 8192);
+                    if (!results[i].Succeeded || results[i].BytesRead != expected
+                        || !slot[..expected].SequenceEqual(data.AsSpan((int)Math.Min(offset, Size), expected))
+                        || slot[requests[i].Buffer.Length..].ContainsAnyExcept((byte)0xEE))
+                    {
+                        failures.Enqueue($"thread {t} round {round} request {i}: offset {offset}, length {requests[i].Buffer.Length}, result {results[i].BytesRead} {results[i].Exception?.Message}");
+                    }
+                }
+            }
+        })).ToList();
+        threads.ForEach(t => t.Start());
+        threads.ForEach(t => t.Join());
+        Assert.True(failures.IsEmpty, string.Join("\n", failures.Take(8)));
+    }
+
     [Fact]
     public void A_threads_ring_is_freed_after_the_thread_exits()
     {

@@ -26,6 +26,7 @@ internal sealed unsafe class OwnRing
     private static volatile bool s_refused; // the kernel refused a ring once: this process reads such batches one by one
 
     private Ring? _ring;
+    private bool _reading; // a batch is being placed or waited for: a nested one (user code in a buffer's Pin) reads alone
     private readonly MemoryHandle[] _pins = new MemoryHandle[Entries];
     private readonly SafeFileHandle?[] _held = new SafeFileHandle?[Entries];
     private readonly int[] _results = new int[Entries];
@@ -34,6 +35,9 @@ internal sealed unsafe class OwnRing
 
     /// <summary>The calling thread's ring if it has made one (tests and diagnostics).</summary>
     internal static OwnRing? OfThisThread => t_ring;
+
+    /// <summary>Whether a batch is being placed or waited for on this ring (tests).</summary>
+    internal bool IsPlacing => _reading;
 
     /// <summary>Rounds of reads handed to the kernel together (tests and diagnostics).</summary>
     internal long Rounds { get; private set; }
@@ -67,14 +71,28 @@ internal sealed unsafe class OwnRing
     /// </summary>
     internal void Read(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
     {
+        bool nested = _reading;
+        _reading = true;
+        try
+        {
+            ReadRounds(requests, results, members, prefixes, nested);
+        }
+        finally
+        {
+            _reading = nested;
+        }
+    }
+
+    private void ReadRounds(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes, bool nested)
+    {
         for (int start = 0; start < members.Length; start += Entries)
         {
             int count = Math.Min(Entries, members.Length - start);
-            if (_ring is null)
+            if (_ring is null || nested)
             {
                 for (int slot = start; slot < start + count; slot++)
                 {
-                    results[members[slot]] = ReadAlone(requests[members[slot]], prefixes[slot]); // the ring was retired
+                    results[members[slot]] = ReadAlone(requests[members[slot]], prefixes[slot]); // the ring was retired, or is in use below us
                 }
                 continue;
             }

@@ -23,7 +23,7 @@ internal sealed unsafe class OwnRing
 
     [ThreadStatic]
     private static OwnRing? t_ring;
-    private static volatile bool s_refused; // the kernel refused a ring once: this process reads such batches one by one
+    private static volatile bool s_refused; // the kernel refused io_uring: this process reads such batches one by one
 
     private Ring? _ring;
     private bool _reading; // a batch is being placed or waited for: a nested one (user code in a buffer's Pin) reads alone
@@ -53,10 +53,12 @@ internal sealed unsafe class OwnRing
         OwnRing? own = t_ring;
         if (own is null && !s_refused)
         {
-            Ring? ring = Ring.TryCreate(Entries, shared: false, completionEntries: 2 * Entries, out _);
+            Ring? ring = Ring.TryCreate(Entries, shared: false, completionEntries: 2 * Entries, out int errno);
             if (ring is null)
             {
-                s_refused = true;
+                // Out of descriptors or memory for now: this batch reads one by one, the next asks again. Anything
+                // else is the kernel refusing io_uring, for good.
+                s_refused = errno is not (Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN);
                 return null;
             }
             t_ring = own = new OwnRing(ring);

@@ -72,6 +72,85 @@ public class DescriptorExhaustionTests(ITestOutputHelper output)
         Assert.Contains("file: 8192 bytes, as expected", text);
     }
 
+    // A thread's first synchronous batch needs a descriptor for its own ring. With none free the batch reads one request
+    // after the other (right results), and once descriptors are free again the next thread gets its ring: running out
+    // for a moment must not turn the ring off for the rest of the process.
+    [Fact]
+    public async Task A_synchronous_batch_short_of_a_descriptor_for_its_ring_reads_alone_and_a_later_one_gets_the_ring()
+    {
+        (int code, string text) = await Task.Run(() => ChildProcess.Run(typeof(DescriptorExhaustionTests), nameof(ChildBatchesWithoutDescriptors)))
+            .WaitAsync(TimeSpan.FromSeconds(90));
+        output.WriteLine(text);
+        Assert.True(code == 0, text);
+        if (text.Contains("skipped:"))
+        {
+            return;
+        }
+        Assert.Contains("during: 4096 4096, ring False", text);
+        Assert.Contains("after: 4096 4096, ring True", text);
+    }
+
+    /// <summary>Child: a synchronous O_DIRECT batch on a new thread with no descriptor free, then on another with some.</summary>
+    public static int ChildBatchesWithoutDescriptors(string[] args)
+    {
+        string dir = Path.Combine(AppContext.BaseDirectory, "spindle-tests-" + Guid.NewGuid().ToString("N")); // a disk: O_DIRECT
+        Directory.CreateDirectory(dir);
+        try
+        {
+            string path = Path.Combine(dir, "direct");
+            File.WriteAllBytes(path, Enumerable.Range(0, 65536).Select(i => (byte)i).ToArray());
+            using SafeFileHandle handle = SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, Access = FileAccess.Read, DirectIO = true });
+            if (!SpindleRandomAccess.IsIoUringAvailable || Spindle.Engines.FastPath.HandleFacts.Of(handle).SynchronousBackend)
+            {
+                Console.WriteLine("skipped: no io_uring, or memory-backed storage (read inline)");
+                return 0;
+            }
+            using System.Buffers.IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(2 * 4096);
+            // A thread made and started first (starting one may itself need a descriptor), which runs its first batch
+            // when told to.
+            (Thread Thread, ManualResetEventSlim Go, Func<string> Outcome) Prepare()
+            {
+                var results = new BatchReadResult[2];
+                string outcome = "";
+                var go = new ManualResetEventSlim();
+                var thread = new Thread(() =>
+                {
+                    go.Wait();
+                    SpindleRandomAccess.ReadBatch(new[] { new BatchReadRequest(handle, owner.Memory[..4096], 0), new BatchReadRequest(handle, owner.Memory[4096..], 32768) }, results);
+                    outcome = $"{results[0].BytesRead} {results[1].BytesRead}, ring {Spindle.Engines.IoUring.OwnRing.OfThisThread is not null}";
+                });
+                thread.Start();
+                return (thread, go, () => outcome);
+            }
+            var first = Prepare();
+            var second = Prepare();
+            string during;
+            List<int> filler = Exhaust(0);
+            try
+            {
+                first.Go.Set();
+                first.Thread.Join();
+                during = first.Outcome();
+            }
+            finally
+            {
+                foreach (int fd in filler)
+                {
+                    Close(fd);
+                }
+            }
+            second.Go.Set();
+            second.Thread.Join();
+            Console.WriteLine("during: " + during);
+            Console.WriteLine("after: " + second.Outcome());
+            return 0;
+        }
+        finally
+        {
+            Directory.Delete(dir, recursive: true);
+        }
+    }
+
     /// <summary>Child: a write-only O_DIRECT stream changes part of a block with no descriptor free, then with one.</summary>
     public static int ChildWritesWriteOnlyDirectStream(string[] args)
     {

@@ -63,7 +63,10 @@ internal static unsafe class LocalFileSystems
     /// Whether the file system <paramref name="fd"/> is on is a local disk or memory one, whose close(2) does no I/O
     /// of its own (one fstatfs, not remembered); false for network and FUSE file systems and any not known.
     /// </summary>
-    internal static bool IsLocal(int fd) => Ask(fd, readable: false) is FileSystemKind.LocalDisk or FileSystemKind.Memory;
+    internal static bool IsLocal(int fd) => IsLocal(Ask(fd, readable: false));
+
+    /// <summary>Whether a file system of this kind is a local disk or memory one (false for any other, and for one not known).</summary>
+    internal static bool IsLocal(FileSystemKind kind) => kind is FileSystemKind.LocalDisk or FileSystemKind.Memory;
 
     /// <summary>
     /// The kind of the file system <paramref name="fd"/> is on (one fstatfs; <see cref="FileSystemKind.Unknown"/> when it

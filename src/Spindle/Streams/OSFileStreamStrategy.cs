@@ -190,10 +190,5 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
             || !(_opened.WritesAreCopies ?? LocalAsLearned() ?? LocalFileSystems.IsLocal(HandleIo.Fd(_fileHandle)));
 
     private bool? LocalAsLearned()
-        => _facts?.FileSystem switch
-        {
-            FileSystemKind.LocalDisk or FileSystemKind.Memory => true,
-            FileSystemKind.Other or FileSystemKind.OtherBlocking => false,
-            _ => null,
-        };
+        => _facts is { FileSystem: not FileSystemKind.Unknown } facts ? LocalFileSystems.IsLocal(facts.FileSystem) : null;
 }

@@ -199,7 +199,7 @@ internal sealed class HandleFacts
                 // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
                 if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)
                 {
-                    facts.CachedWrites = fileSystem is FileSystemKind.LocalDisk or FileSystemKind.Memory;
+                    facts.CachedWrites = LocalFileSystems.IsLocal(fileSystem);
                 }
             }
         }

@@ -139,18 +139,11 @@ internal abstract partial class FileIoEngine
             return false;
         }
         long work = 0;
-        SafeFileHandle? lastHandle = null;
-        bool copies = false;
+        FastPath.HandleFactsOfRun run = default;
         for (int i = 0; i < requests.Length && work < BatchShareMinimumWork; i++)
         {
-            SafeFileHandle handle = requests[i].Handle;
-            if (!ReferenceEquals(handle, lastHandle))
-            {
-                FastPath.HandleFacts facts = FastPath.HandleFacts.Of(handle);
-                copies = facts.NonBlockingReads || facts.SynchronousBackend;
-                lastHandle = handle;
-            }
-            if (copies)
+            FastPath.HandleFacts facts = run.Of(requests[i].Handle);
+            if (facts.NonBlockingReads || facts.SynchronousBackend)
             {
                 work += CachedBatchShare.MemberWeight + requests[i].Buffer.Length;
             }
@@ -265,8 +258,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
     {
         int done = 0;
         int divisor = 4 * _participants;
-        SafeFileHandle? lastHandle = null; // a batch's members mostly share a handle: its facts are looked up once per run
-        FastPath.HandleFacts? facts = null;
+        FastPath.HandleFactsOfRun facts = default; // a batch's members mostly share a handle
         int next = Volatile.Read(ref _counters.Next);
         while (true)
         {
@@ -285,26 +277,22 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
             ReadOnlySpan<BatchReadRequest> requests = _requests.Span;
             for (int index = next; index < next + take; index++)
             {
-                _outcome[index] = Try(requests[index], ref lastHandle, ref facts);
+                _outcome[index] = Try(requests[index], ref facts);
             }
             done += take;
             next = Volatile.Read(ref _counters.Next);
         }
     }
 
-    private int Try(in BatchReadRequest request, ref SafeFileHandle? lastHandle, ref FastPath.HandleFacts? facts)
+    private int Try(in BatchReadRequest request, ref FastPath.HandleFactsOfRun run)
     {
         try
         {
             SafeFileHandle handle = request.Handle;
-            if (!ReferenceEquals(handle, lastHandle))
-            {
-                facts = FastPath.HandleFacts.Of(handle);
-                lastHandle = handle;
-            }
+            FastPath.HandleFacts facts = run.Of(handle);
             Memory<byte> buffer = request.Buffer;
             long offset = FileIoEngine.BatchOffset(request);
-            if (facts!.SynchronousBackend)
+            if (facts.SynchronousBackend)
             {
                 // Memory-backed storage (tmpfs, ramfs, a RAM disk): the read is the copy the router would make inline (row 3).
                 return HandleIo.Read(handle, buffer.Span, offset);

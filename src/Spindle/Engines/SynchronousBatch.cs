@@ -1,5 +1,4 @@
 using System.Buffers;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.IoUring;
 using Spindle.Syscalls;
@@ -44,8 +43,7 @@ internal static class SynchronousBatch
             Span<int> members = rented.AsSpan(0, requests.Length);
             Span<int> prefixes = rented.AsSpan(requests.Length, requests.Length);
             int count = 0;
-            SafeFileHandle? lastHandle = null; // a batch's members mostly share a handle: its facts are looked up once per run
-            HandleFacts? facts = null;
+            HandleFactsOfRun run = default;
             for (int i = 0; i < requests.Length; i++)
             {
                 BatchReadRequest request = requests[i];
@@ -57,18 +55,14 @@ internal static class SynchronousBatch
                         results[i] = new BatchReadResult(prefix);
                         continue;
                     }
-                    if (!ReferenceEquals(request.Handle, lastHandle))
-                    {
-                        facts = HandleFacts.Of(request.Handle);
-                        lastHandle = request.Handle;
-                    }
+                    HandleFacts facts = run.Of(request.Handle);
                     Memory<byte> buffer = request.Buffer[prefix..];
                     long offset = FileIoEngine.BatchOffset(request);
                     offset = offset < 0 ? offset : offset + prefix;
-                    if (ring is not null && offset >= 0 && Router.RouteSynchronousBatchMember(facts!, buffer.Length) == Mechanism.OwnRing)
+                    if (ring is not null && offset >= 0 && Router.RouteSynchronousBatchMember(facts, buffer.Length) == Mechanism.OwnRing)
                     {
                         int cached = 0;
-                        if (shared is null && ReadFastPath.TryComplete(request.Handle, facts!, ref buffer, ref offset, engine.Kind, out cached, out int completed))
+                        if (shared is null && ReadFastPath.TryComplete(request.Handle, facts, ref buffer, ref offset, engine.Kind, out cached, out int completed))
                         {
                             results[i] = new BatchReadResult(completed);
                             continue;

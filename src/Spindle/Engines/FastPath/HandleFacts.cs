@@ -216,3 +216,24 @@ internal sealed class HandleFacts
         return facts;
     }
 }
+
+/// <summary>
+/// The facts of a batch's members' handles, taken in order: members mostly share a handle, so its facts are looked up
+/// once per run of the same handle rather than once per member.
+/// </summary>
+internal struct HandleFactsOfRun
+{
+    private SafeFileHandle? _handle;
+    private HandleFacts? _facts;
+
+    /// <summary>The facts of <paramref name="handle"/>: those of the previous call when it is the same handle.</summary>
+    internal HandleFacts Of(SafeFileHandle handle)
+    {
+        if (!ReferenceEquals(handle, _handle))
+        {
+            _facts = HandleFacts.Of(handle);
+            _handle = handle;
+        }
+        return _facts!;
+    }
+}

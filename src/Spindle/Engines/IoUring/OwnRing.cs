@@ -202,12 +202,12 @@ internal sealed unsafe class OwnRing
         }
     }
 
+    // A member the ring did not read, on this thread (members are on handles with positions: router row 17).
     private static BatchReadResult ReadAlone(in BatchReadRequest request, int prefix)
     {
         try
         {
-            long offset = FileIoEngine.BatchOffset(request);
-            return new BatchReadResult(prefix + HandleIo.Read(request.Handle, request.Buffer.Span[prefix..], offset < 0 ? offset : offset + prefix));
+            return new BatchReadResult(prefix + HandleIo.Read(request.Handle, request.Buffer.Span[prefix..], request.FileOffset + prefix));
         }
         catch (Exception e)
         {

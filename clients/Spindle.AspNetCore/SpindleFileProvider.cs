@@ -27,6 +27,10 @@ public sealed class SpindleFileProvider : IFileProvider, IDisposable
 {
     private readonly PhysicalFileProvider _physical;
 
+    // A symbolic link's own size (what PhysicalFileProvider reports for it) is the length of its target's name,
+    // which Linux keeps under PATH_MAX: a file at least this long is no link.
+    private const long LinuxPathMax = 4096;
+
     // the root with every link resolved, when links out of it are refused; null when every link is followed
     private readonly string? _realRoot;
 
@@ -95,6 +99,10 @@ public sealed class SpindleFileProvider : IFileProvider, IDisposable
         if (file.IsDirectory)
         {
             return _realRoot is null || IsInside(path) ? file : null;
+        }
+        if (_realRoot is null && file.Length >= LinuxPathMax)
+        {
+            return new SpindleFileInfo(file, target: null); // too long for a link's own size: spares the readlink
         }
         bool isLink;
         try

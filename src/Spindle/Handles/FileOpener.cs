@@ -74,7 +74,7 @@ internal static partial class FileOpener
             fd = Libc.OpenRetryingInterrupts(request.FullPath, request.Flags, request.Permissions);
             if (fd < 0)
             {
-                throw OpenFailure(-fd, request.FullPath, request.Flags);
+                throw OpenFailure(-fd, request.FullPath);
             }
         }
     }
@@ -87,7 +87,7 @@ internal static partial class FileOpener
     {
         // O_DIRECT refused: a clear exception, or a buffered open when the caller allowed the fallback.
         result = request.Direct.Complete(result, request.FullPath, ref request.Flags, request.Permissions);
-        return result >= 0 ? result : throw OpenFailure(-result, request.FullPath, request.Flags);
+        return result >= 0 ? result : throw OpenFailure(-result, request.FullPath);
     }
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)
@@ -122,7 +122,8 @@ internal static partial class FileOpener
         return flags;
     }
 
-    internal static Exception OpenFailure(int errno, string fullPath, int flags)
+    /// <summary>System.IO's exception for an <c>open(2)</c> that failed with <paramref name="errno"/>: the one mapping of every open, synchronous or not.</summary>
+    internal static Exception OpenFailure(int errno, string fullPath)
     {
         // Opening a directory for writing fails with EISDIR; System.IO reports it as access denied.
         if (errno == Errno.EISDIR)
@@ -134,9 +135,10 @@ internal static partial class FileOpener
         {
             return IoErrors.ForErrno(Errno.ENOENT, fullPath, isDirectoryError: true);
         }
-        // A missing path is blamed on the directory when creating, or when the parent is missing too.
+        // A missing path is blamed on the directory only when the directory is missing too, creating or not: a
+        // directory that exists but refuses creation (/proc/self) gives ENOENT, and System.IO says FileNotFound.
         bool isDirectoryError = errno == Errno.ENOENT &&
-            ((flags & OpenFlags.O_CREAT) != 0 || !Directory.Exists(Path.GetDirectoryName(Path.TrimEndingDirectorySeparator(fullPath))));
+            !Directory.Exists(Path.GetDirectoryName(Path.TrimEndingDirectorySeparator(fullPath)));
         return IoErrors.ForErrno(errno, fullPath, isDirectoryError);
     }
 

@@ -90,6 +90,9 @@ public class CopyTests
         { "", "new", false },
         { "file", "", false },
         { "file", "bad\0name", false },
+        { "file", "file/", false },
+        { "file", "/proc/self/spindle-refused", false }, // a directory that exists but refuses creation
+        { "file", "/proc/self/spindle-refused", true },
     };
 
     [Theory]

@@ -141,20 +141,8 @@ public static partial class AppendLog
 
     private static bool IsAppendHandle(SafeFileHandle handle)
     {
-        bool added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            int flags = Libc.Fcntl(HandleIo.Fd(handle), LinuxConstants.F_GETFL, 0);
-            return flags >= 0 && (flags & OpenFlags.O_APPEND) != 0;
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
+        int flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
+        return flags >= 0 && (flags & OpenFlags.O_APPEND) != 0;
     }
 
     private delegate void FrameWriter<T>(T target, ReadOnlySpan<byte> frame);

@@ -28,8 +28,11 @@ namespace Spindle;
 /// </remarks>
 public static partial class AppendLog
 {
+    // The frame format's limit, a constant for the codec; callers read the property.
+    internal const int MaxPayload = 1 << 30;
+
     /// <summary>The largest payload a frame holds (1 GiB); a header claiming more is damage.</summary>
-    public const int MaxPayloadLength = 1 << 30;
+    public static int MaxPayloadLength => MaxPayload;
 
     // Frames up to this size are built on the stack.
     private const int StackFrameLimit = 1024;

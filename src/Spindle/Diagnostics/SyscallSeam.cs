@@ -144,8 +144,7 @@ internal static unsafe class SyscallSeam
             return Fail(errno);
         }
         count = fault == SyscallFault.ShortTransfer ? Shorten(count) : count;
-        IoVector vector = new() { Base = buffer, Count = count };
-        return Libc.PWriteV2(handle, &vector, 1, offset, Libc.RWF_DSYNC);
+        return Libc.PWriteV2(handle, buffer, count, offset, Libc.RWF_DSYNC);
     }
 
     /// <summary><c>preadv</c>/<c>pwritev</c> (or <c>readv</c>/<c>writev</c>) through <paramref name="faults"/>; a short transfer cuts the list to half its bytes.</summary>

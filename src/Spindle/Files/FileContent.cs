@@ -71,14 +71,13 @@ internal static class FileContent
         }
         fixed (byte* pointer = buffer)
         {
-            IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
             int flags = opened.Opened.FileSystem == FileSystemKind.Memory ? 0 : LinuxConstants.RWF_NOWAIT;
-            nint read = Libc.PReadV2(handle, &vector, 1, offset, flags);
+            nint read = Libc.PReadV2(handle, pointer, (nuint)buffer.Length, offset, flags);
             if (read < 0 && flags != 0 && Errno.Last == Errno.EOPNOTSUPP && opened.Opened.FileSystem == FileSystemKind.Unknown
                 && LocalFileSystems.Ask(handle, readable: true) == FileSystemKind.Memory)
             {
                 // A file on an anonymous device the open did not ask about, which is tmpfs after all: a plain read is the copy.
-                read = Libc.PReadV2(handle, &vector, 1, offset, 0);
+                read = Libc.PReadV2(handle, pointer, (nuint)buffer.Length, offset, 0);
             }
             if (read < 0)
             {

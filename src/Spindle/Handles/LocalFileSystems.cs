@@ -117,7 +117,6 @@ internal static unsafe class LocalFileSystems
     internal static bool RefusesNonBlockingReads(SafeFileHandle fd)
     {
         byte probe;
-        IoVector vector = new() { Base = &probe, Count = 1 };
-        return Libc.PReadV2(fd, &vector, 1, ProbeOffset, LinuxConstants.RWF_NOWAIT) < 0 && Errno.Last == Errno.EOPNOTSUPP;
+        return Libc.PReadV2(fd, &probe, 1, ProbeOffset, LinuxConstants.RWF_NOWAIT) < 0 && Errno.Last == Errno.EOPNOTSUPP;
     }
 }

@@ -59,6 +59,13 @@ internal static unsafe partial class Libc
     [LibraryImport(Lib, EntryPoint = "preadv2", SetLastError = true)]
     internal static partial nint PReadV2(SafeHandle fd, IoVector* vectors, int count, long offset, int flags);
 
+    /// <summary><c>preadv2</c> into one buffer (the flags, such as <c>RWF_NOWAIT</c>, exist only in the vector form).</summary>
+    internal static nint PReadV2(SafeHandle fd, byte* buffer, nuint count, long offset, int flags)
+    {
+        IoVector vector = new() { Base = buffer, Count = count };
+        return PReadV2(fd, &vector, 1, offset, flags);
+    }
+
     [LibraryImport(Lib, EntryPoint = "lseek", SetLastError = true)]
     internal static partial long LSeek(SafeHandle fd, long offset, int whence);
 

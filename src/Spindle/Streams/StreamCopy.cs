@@ -38,11 +38,6 @@ internal static class StreamCopy
         }
         SafeFileHandle output = destination is SpindleFileStream spindle ? spindle.SafeFileHandle : ((FileStream)destination).SafeFileHandle;
         SafeFileHandle input = source.SafeFileHandle;
-        CopyOpen(source, input, destination, output, cancellationToken);
-    }
-
-    private static void CopyOpen(FileStreamStrategy source, SafeFileHandle input, Stream destination, SafeFileHandle output, CancellationToken cancellationToken)
-    {
         // Direct or append-only destinations need their own layer's rules; copy_file_range knows neither.
         int flags = Libc.Fcntl(output, LinuxConstants.F_GETFL, 0);
         if (flags < 0 || (flags & (OpenFlags.O_APPEND | OpenFlags.O_DIRECT)) != 0 || !SafeFileHandleInternals.CanSeek(output))

@@ -75,7 +75,7 @@ internal static unsafe class DurableIo
                 while (remaining > 0)
                 {
                     nint result = SyscallSeam.Faults is { } faults ? SyscallSeam.WriteDataSync(faults, handle, pointer, remaining, offset)
-                        : WriteDataSync(handle, pointer, remaining, offset);
+                        : Libc.PWriteV2(handle, pointer, remaining, offset, Libc.RWF_DSYNC);
                     if (result < 0)
                     {
                         int errno = Errno.Last;
@@ -153,12 +153,5 @@ internal static unsafe class DurableIo
             return 0;
         }
         return written;
-    }
-
-    // pwritev2(RWF_DSYNC) of one buffer.
-    private static nint WriteDataSync(SafeFileHandle handle, byte* buffer, nuint count, long offset)
-    {
-        IoVector vector = new() { Base = buffer, Count = count };
-        return Libc.PWriteV2(handle, &vector, 1, offset, Libc.RWF_DSYNC);
     }
 }

@@ -42,8 +42,7 @@ internal static unsafe class ReadFastPath
         {
             fixed (byte* pointer = buffer.Span)
             {
-                IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
-                nint result = Libc.PReadV2(handle, &vector, 1, fileOffset, LinuxConstants.RWF_NOWAIT);
+                nint result = Libc.PReadV2(handle, pointer, (nuint)buffer.Length, fileOffset, LinuxConstants.RWF_NOWAIT);
                 if (result < 0)
                 {
                     if (Errno.Last == Errno.EOPNOTSUPP)

@@ -13,7 +13,7 @@ namespace Spindle.Interop;
 /// can forget it. The handle travels as a pointer-sized value where C declares an <c>int</c>; on the 64-bit Linux
 /// ABIs the callee reads the low 32 bits of that register. The <c>int</c> forms are for descriptors no handle owns:
 /// an eventfd, a descriptor an open has not wrapped yet, one a release is closing. A reference that must outlive the
-/// call (the kernel still uses the descriptor afterwards) is a <see cref="Syscalls.HandleLease"/>.
+/// call (the kernel still uses the descriptor afterwards) is a <c>Syscalls.HandleLease</c>.
 /// </remarks>
 internal static unsafe partial class Libc
 {

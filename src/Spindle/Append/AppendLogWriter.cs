@@ -178,22 +178,13 @@ public sealed class AppendLogWriter
         long durable = 0;
         int errno = 0;
         Exception? error = null;
-        bool added = false;
         try
         {
-            _handle.DangerousAddRef(ref added);
-            durable = DurableIo.AppendAndSync(HandleIo.Fd(_handle), frames.AsSpan(0, length), out errno);
+            durable = DurableIo.AppendAndSync(_handle, frames.AsSpan(0, length), out errno);
         }
         catch (Exception e)
         {
             error = e; // the handle was closed
-        }
-        finally
-        {
-            if (added)
-            {
-                _handle.DangerousRelease();
-            }
         }
         byte[] kept = frames.Length > MaxKeptBufferSize ? new byte[InitialBufferSize] : frames;
         lock (_lock)

@@ -28,7 +28,7 @@ internal sealed unsafe class OwnRing
     private Ring? _ring;
     private bool _reading; // a batch is being placed or waited for: a nested one (user code in a buffer's Pin) reads alone
     private readonly MemoryHandle[] _pins = new MemoryHandle[Entries];
-    private readonly SafeFileHandle?[] _held = new SafeFileHandle?[Entries];
+    private readonly HandleLease[] _held = new HandleLease[Entries]; // the kernel reads each slot's descriptor until its CQE
     private readonly int[] _results = new int[Entries];
 
     private OwnRing(Ring ring) => _ring = ring;
@@ -112,12 +112,7 @@ internal sealed unsafe class OwnRing
             for (; placed < members.Length; placed++)
             {
                 BatchReadRequest request = requests[members[placed]];
-                bool added = false;
-                request.Handle.DangerousAddRef(ref added); // a handle closed since the checks stops here: it is read below, and fails as alone
-                if (added)
-                {
-                    _held[placed] = request.Handle;
-                }
+                _held[placed] = HandleLease.Acquire(request.Handle); // a handle closed since the checks stops here: it is read below, and fails as alone
                 int prefix = prefixes[placed];
                 _pins[placed] = request.Buffer.Slice(prefix).Pin();
                 IoUringSqe* sqe = ring.TryGetSqe(); // never null: the ring is empty between calls and a round fits it
@@ -144,8 +139,7 @@ internal sealed unsafe class OwnRing
             {
                 _pins[slot].Dispose();
                 _pins[slot] = default;
-                _held[slot]?.DangerousRelease();
-                _held[slot] = null;
+                _held[slot].Release();
             }
         }
         for (int slot = 0; slot < members.Length; slot++)

@@ -51,7 +51,7 @@ internal static class RingOpen
             long length;
             try
             {
-                finished = FileOpener.Finish(handle, fd, request, out opened, out length);
+                finished = FileOpener.Finish(handle, request, out opened, out length);
             }
             catch
             {

@@ -19,7 +19,7 @@ internal sealed class EmbeddedGarnet : IDisposable
 
     private readonly GarnetServer _server;
 
-    public EmbeddedGarnet(string directory, bool aof = false, bool recover = false)
+    public EmbeddedGarnet(string directory, bool aof = false, bool recover = false, Tsavorite.core.INamedDeviceFactoryCreator? devices = null, string? checkpointDirectory = null)
     {
         Port = FreePort();
         var options = new GarnetServerOptions
@@ -27,7 +27,7 @@ internal sealed class EmbeddedGarnet : IDisposable
             EndPoints = [new IPEndPoint(IPAddress.Loopback, Port)],
             EnableStorageTier = true,
             LogDir = directory,
-            CheckpointDir = directory,
+            CheckpointDir = checkpointDirectory ?? directory,
             LogMemorySize = LogMemory,
             PageSize = "64k",
             SegmentSize = "1m",
@@ -36,7 +36,7 @@ internal sealed class EmbeddedGarnet : IDisposable
             EnableAOF = aof,
             Recover = recover,
             QuietMode = true,
-            DeviceFactoryCreator = new SpindleNamedDeviceFactoryCreator(),
+            DeviceFactoryCreator = devices ?? new SpindleNamedDeviceFactoryCreator(),
         };
         _server = new GarnetServer(options);
         _server.Start();

@@ -52,7 +52,8 @@ public sealed class BenchCommand : ICommand
           --rounds N        measured rounds per contender before the stability stage (default 21, --quick 15)
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
-          --clients         instead: FASTER, ZoneTree and LiteDB on Spindle vs their Linux defaults (source tree only)
+          --clients         instead: FASTER, ZoneTree, LiteDB and Garnet on Spindle vs their Linux defaults (source tree only;
+                            --filter garnet for the Garnet rows, which need redis-tools)
 
         Ctrl-C or SIGTERM stops the run and removes its files (exit code 130 or 143).
         """;

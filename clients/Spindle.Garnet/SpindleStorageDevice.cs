@@ -75,7 +75,7 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
         DeviceOperation operation = DeviceOperation.Rent(this, destinationAddress, readLength, callback, context);
         if (TryBegin(segmentId, operation, out SafeFileHandle? handle))
         {
-            operation.StartRead(handle, (long)sourceAddress, _options.Engine);
+            operation.StartRead(handle, (long)sourceAddress, _options.ReadEngine ?? _options.Engine);
         }
     }
 

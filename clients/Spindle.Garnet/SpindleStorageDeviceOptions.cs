@@ -11,6 +11,15 @@ public sealed class SpindleStorageDeviceOptions
     public IoEngine Engine { get; init; } = IoEngine.Auto;
 
     /// <summary>
+    /// The engine reads run on, when not <see cref="Engine"/>. <see cref="IoEngine.Sync"/> reads on the thread that asks
+    /// and calls the callback there: a Garnet session waits for its read on that thread anyway
+    /// (<c>CompletePending(wait: true)</c>), so no other thread has to be free to deliver the completion, which
+    /// keeps a starved thread pool (Garnet's default settings, many connections on few cores) from stalling reads.
+    /// Default: null, <see cref="Engine"/>.
+    /// </summary>
+    public IoEngine? ReadEngine { get; init; }
+
+    /// <summary>
     /// Open segment files with <c>O_DIRECT</c>, bypassing the page cache, as Garnet's native device does:
     /// Tsavorite's log memory is then the only cache, and a read of an evicted record reaches the disk.
     /// Where the file system refuses <c>O_DIRECT</c>, files open buffered and

@@ -22,7 +22,7 @@ public sealed class StorageDeviceTests
     public async Task WritesAndReadsAtSegmentBoundariesMatchGarnetsRandomAccessDevice(IoEngine engine, bool directIO)
     {
         using var directory = new TestDirectory();
-        using var spindle = new SpindleStorageDevice(Path.Combine(directory.Sub("spindle"), "hlog"), new SpindleStorageDeviceOptions { Engine = engine, DirectIO = directIO });
+        using var spindle = new SpindleStorageDevice(Path.Combine(directory.Sub("spindle"), "hlog"), new SpindleStorageDeviceOptions { Engine = engine, ReadEngine = engine, DirectIO = directIO });
         using var garnet = new RandomAccessLocalStorageDevice(Path.Combine(directory.Sub("garnet"), "hlog"));
         spindle.Initialize(SegmentSize);
         garnet.Initialize(SegmentSize);
@@ -131,7 +131,7 @@ public sealed class StorageDeviceTests
 
         device.RemoveSegment(0);
         var removed = new TaskCompletionSource();
-        device.RemoveSegmentAsync(1, _ => removed.SetResult(), null);
+        device.RemoveSegmentAsync(1, _ => removed.SetResult(), null!);
         await removed.Task;
         Assert.False(File.Exists(Segment(0)));
         Assert.False(File.Exists(Segment(1)));
@@ -173,7 +173,8 @@ public sealed class StorageDeviceTests
     public void DisposeWithReadsInFlightWaitsForEveryCallbackAndLaterOperationsFail()
     {
         using var directory = new TestDirectory();
-        var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"));
+        // Asynchronous reads (the default Sync engine completes each read before ReadAsync returns).
+        var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"), new SpindleStorageDeviceOptions { ReadEngine = IoEngine.Auto });
         device.Initialize(1L << 30);
         const int Count = 256;
         const int Size = 16 * 1024;

@@ -91,9 +91,9 @@ internal sealed unsafe class DeviceOperation : MemoryManager<byte>
     /// <summary>Fails the operation before it reached Spindle (device disposed, segment could not be opened).</summary>
     internal void Fail(Exception error) => Complete(DeviceErrors.CodeFor(error), 0, error);
 
-    // The one place the device learns that an I/O finished: today a continuation that Spindle's engine runs
-    // where the completion was reaped (inline when the task is already done). A completion delivery that lets
-    // a waiting thread reap its own completions plugs in here, and nothing else changes.
+    // The one place the device learns that an I/O finished: inline when the task is already done (every Sync
+    // read), else a continuation Spindle's engine posts to the thread pool. A completion delivery that runs the
+    // callback where the completion is reaped, or lets a waiting thread reap its own, plugs in here.
     private void WhenDone(ValueTask<int> read)
     {
         _readAwaiter = read.ConfigureAwait(false).GetAwaiter();

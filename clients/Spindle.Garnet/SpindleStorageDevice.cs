@@ -9,7 +9,8 @@ namespace Spindle.Garnet;
 /// A Tsavorite storage device on Spindle, for Garnet's storage tier, append-only file and checkpoints: one file per
 /// segment (<c>name.0</c>, <c>name.1</c>, … like Garnet's own devices), opened <c>O_DIRECT</c> (see
 /// <see cref="SpindleStorageDeviceOptions.DirectIO"/>), read and written in place in Tsavorite's sector-aligned
-/// native buffers through Spindle's engines (io_uring where the kernel allows it).
+/// native buffers through Spindle's engines: reads on the thread that asks (see
+/// <see cref="SpindleStorageDeviceOptions.ReadEngine"/>), writes on io_uring where the kernel allows it.
 /// </summary>
 /// <remarks>
 /// <para>Contract, as Garnet's devices honour it: addresses, lengths and buffer addresses are multiples of
@@ -18,10 +19,11 @@ namespace Spindle.Garnet;
 /// called. Every accepted operation calls its callback exactly once: with 0 and the bytes transferred (a read near
 /// the end of a segment may return fewer), or with a non-zero error code (the low 16 bits of the
 /// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>) and the exception behind it. The callback
-/// runs where Spindle delivers the completion: on the caller's thread when the I/O finished at once, otherwise on
-/// the engine's completion thread or a thread-pool thread. <see cref="Dispose"/> waits until the kernel is done
-/// with every operation in flight and its callback has been called, then closes the segments; later operations
-/// fail with an error code and an <see cref="ObjectDisposedException"/>.</para>
+/// runs where Spindle delivers the completion: on the caller's thread when the I/O finished at once (every read on
+/// the default <see cref="SpindleStorageDeviceOptions.ReadEngine"/>), otherwise on a thread-pool thread.
+/// <see cref="Dispose"/> waits until the kernel is done with every operation in flight and its callback has been
+/// called, then closes the segments; later operations fail with an error code and an
+/// <see cref="ObjectDisposedException"/>.</para>
 /// </remarks>
 public sealed class SpindleStorageDevice : StorageDeviceBase
 {
@@ -75,7 +77,7 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
         DeviceOperation operation = DeviceOperation.Rent(this, destinationAddress, readLength, callback, context);
         if (TryBegin(segmentId, operation, out SafeFileHandle? handle))
         {
-            operation.StartRead(handle, (long)sourceAddress, _options.ReadEngine ?? _options.Engine);
+            operation.StartRead(handle, (long)sourceAddress, _options.ReadEngine);
         }
     }
 

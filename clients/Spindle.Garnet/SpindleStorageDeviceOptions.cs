@@ -7,17 +7,20 @@ public sealed class SpindleStorageDeviceOptions
 {
     internal static readonly SpindleStorageDeviceOptions Default = new();
 
-    /// <summary>The engine reads and writes run on. Default: <see cref="IoEngine.Auto"/> (io_uring where the kernel allows it).</summary>
+    /// <summary>The engine writes run on (Tsavorite's page flushes, which it does not wait for). Default: <see cref="IoEngine.Auto"/> (io_uring where the kernel allows it).</summary>
     public IoEngine Engine { get; init; } = IoEngine.Auto;
 
     /// <summary>
-    /// The engine reads run on, when not <see cref="Engine"/>. <see cref="IoEngine.Sync"/> reads on the thread that asks
-    /// and calls the callback there: a Garnet session waits for its read on that thread anyway
-    /// (<c>CompletePending(wait: true)</c>), so no other thread has to be free to deliver the completion, which
-    /// keeps a starved thread pool (Garnet's default settings, many connections on few cores) from stalling reads.
-    /// Default: null, <see cref="Engine"/>.
+    /// The engine reads run on. Default: <see cref="IoEngine.Sync"/>, a read on the thread that asks, whose callback
+    /// runs there before <see cref="SpindleStorageDevice.ReadAsync"/> returns. A Garnet session waits for its read
+    /// on that thread anyway (<c>CompletePending(wait: true)</c>), so it costs no thread that was not already
+    /// waiting, and no other thread has to be free to deliver the completion: at Garnet's default settings (a pool
+    /// of one thread per core, many connections) an asynchronous read's completion waits for a pool thread that
+    /// every session holds, and reads stall for seconds (docs/clients.md has both measured).
+    /// <see cref="IoEngine.Auto"/> reads asynchronously, overlapping the reads of one thread (recovery and scans
+    /// issue several before they wait).
     /// </summary>
-    public IoEngine? ReadEngine { get; init; }
+    public IoEngine ReadEngine { get; init; } = IoEngine.Sync;
 
     /// <summary>
     /// Open segment files with <c>O_DIRECT</c>, bypassing the page cache, as Garnet's native device does:

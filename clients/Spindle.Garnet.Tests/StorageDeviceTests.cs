@@ -215,4 +215,39 @@ public sealed class StorageDeviceTests
         Assert.NotEqual(0u, late.Error);
         Assert.IsType<ObjectDisposedException>(late.Exception);
     }
+
+    [Fact]
+    public void DisposeFromInsideACallbackWaitsForTheOtherCallbacksNotItsOwn()
+    {
+        // Tsavorite may dispose a device from a continuation of one of its callbacks.
+        using var directory = new TestDirectory();
+        var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"), new SpindleStorageDeviceOptions { ReadEngine = IoEngine.Auto });
+        device.Initialize(1L << 30);
+        const int Count = 64;
+        const int Size = 16 * 1024;
+        File.WriteAllBytes(Path.Combine(directory.Path, "hlog.0"), new byte[Count * Size]);
+        using var buffer = new NativeBuffer(Count * Size);
+        using var disposed = new ManualResetEventSlim();
+        int returned = 0;
+        int disposer = 0;
+        int othersReturnedWhenDisposeReturned = -1;
+        for (int i = 0; i < Count; i++)
+        {
+            device.ReadAsync((ulong)(i * Size), buffer.Address + (i * Size), Size, (_, _, _, _) =>
+            {
+                if (Interlocked.Exchange(ref disposer, 1) == 0)
+                {
+                    device.Dispose();
+                    othersReturnedWhenDisposeReturned = Volatile.Read(ref returned);
+                    disposed.Set();
+                }
+                else
+                {
+                    Interlocked.Increment(ref returned);
+                }
+            }, null);
+        }
+        Assert.True(disposed.Wait(TimeSpan.FromMinutes(1)), "Dispose from inside a callback never returned");
+        Assert.Equal(Count - 1, othersReturnedWhenDisposeReturned);
+    }
 }

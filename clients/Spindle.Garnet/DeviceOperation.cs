@@ -172,10 +172,9 @@ internal sealed unsafe class DeviceOperation : MemoryManager<byte>
         {
             Interlocked.Decrement(ref s_pooled);
         }
-        // Counted out before the callback: Tsavorite may dispose the device from inside a callback, and Dispose
-        // waits for the count.
-        device.OperationCompleted();
-        callback(errorCode, bytes, context!, error!);
+        // Counted out only after the callback returned, so Dispose returns after every callback; a Dispose from
+        // inside a callback does not wait for the callbacks on its own thread (CallbacksRunningHere).
+        device.RunCallback(callback, errorCode, bytes, context, error);
     }
 
     /// <inheritdoc/>

@@ -21,8 +21,8 @@ namespace Spindle.Garnet;
 /// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>) and the exception behind it. The callback
 /// runs where Spindle delivers the completion: on the caller's thread when the I/O finished at once (every read on
 /// the default <see cref="SpindleStorageDeviceOptions.ReadEngine"/>), otherwise on a thread-pool thread.
-/// <see cref="Dispose"/> waits until the kernel is done with every operation in flight and its callback has been
-/// called, then closes the segments; later operations fail with an error code and an
+/// <see cref="Dispose"/> waits until the kernel is done with every operation in flight and its callback has
+/// returned, then closes the segments; later operations fail with an error code and an
 /// <see cref="ObjectDisposedException"/>.</para>
 /// </remarks>
 public sealed class SpindleStorageDevice : StorageDeviceBase
@@ -35,9 +35,14 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
     private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id
     private readonly SpindleStorageDeviceOptions _options;
     private readonly object _openLock = new();  // serialises opening a segment, so each file is opened once
-    private readonly object _drainGate = new(); // Dispose waits on it for _pending to reach 0
-    private int _pending;                       // operations accepted whose callback has not been called yet
+    private readonly object _drainGate = new(); // Dispose waits on it for _pending to drop to the callbacks on its own stack
+    private int _pending;                       // operations accepted whose callback has not returned yet
     private volatile bool _disposed;            // set once by Dispose; later operations fail
+
+    [ThreadStatic]
+    private static SpindleStorageDevice? t_callbackDevice; // the device whose callback this thread is running, if any
+    [ThreadStatic]
+    private static int t_callbackDepth;                    // how many of that device's callbacks are on this thread's stack
 
     /// <summary>Creates a device whose segment files are <c><paramref name="filename"/>.N</c>.</summary>
     /// <param name="filename">The path prefix of the segment files; its directory is created if missing.</param>
@@ -59,7 +64,7 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
     /// <summary>Whether the segment files bypass the page cache: <see cref="SpindleStorageDeviceOptions.DirectIO"/>, unless the file system refused <c>O_DIRECT</c>.</summary>
     public bool IsDirectIO { get; private set; }
 
-    /// <summary>Operations accepted and not yet completed.</summary>
+    /// <summary>Operations accepted whose callback has not returned yet.</summary>
     public int PendingOperations => Volatile.Read(ref _pending);
 
     /// <inheritdoc/>
@@ -143,9 +148,9 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
 
     /// <summary>
     /// Waits until every operation in flight has completed (the kernel is done with its memory and its callback has
-    /// been called), then closes the segment files (deleting them with
-    /// <see cref="SpindleStorageDeviceOptions.DeleteOnClose"/>). Operations issued afterwards complete at once with
-    /// an error code.
+    /// returned; called from inside a callback, it does not wait for the callbacks on its own thread), then closes the
+    /// segment files (deleting them with <see cref="SpindleStorageDeviceOptions.DeleteOnClose"/>). Operations issued
+    /// afterwards complete at once with an error code.
     /// </summary>
     public override void Dispose()
     {
@@ -154,10 +159,13 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
             return;
         }
         _disposed = true;
+        // Tsavorite may dispose a device from inside one of its callbacks: those on this thread's stack cannot
+        // finish before Dispose returns, so they are not waited for.
+        int ownCallbacks = t_callbackDevice == this ? t_callbackDepth : 0;
         lock (_drainGate)
         {
             // A completion that saw _disposed false decremented before this read (both sides fence).
-            while (Volatile.Read(ref _pending) != 0)
+            while (Volatile.Read(ref _pending) > ownCallbacks)
             {
                 Monitor.Wait(_drainGate);
             }
@@ -168,13 +176,34 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
     /// <inheritdoc/>
     public override string ToString() => $"{nameof(SpindleStorageDevice)} {FileName} (sector {SectorSize}, {(IsDirectIO ? "O_DIRECT" : "page cache")}, {_options.Engine})";
 
-    internal void OperationCompleted()
+    /// <summary>Calls an operation's callback, then counts the operation out (waking a Dispose waiting for the last one).</summary>
+    internal void RunCallback(DeviceIOCompletionCallback callback, uint errorCode, uint bytes, object? context, Exception? error)
     {
-        if (Interlocked.Decrement(ref _pending) == 0 && _disposed)
+        // Which device's callbacks this thread is inside, and how deep (a Sync read issued from a callback nests).
+        SpindleStorageDevice? outerDevice = t_callbackDevice;
+        int outerDepth = t_callbackDepth;
+        if (outerDevice != this)
         {
-            lock (_drainGate)
+            t_callbackDevice = this;
+            t_callbackDepth = 0;
+        }
+        t_callbackDepth++;
+        try
+        {
+            callback(errorCode, bytes, context!, error!);
+        }
+        finally
+        {
+            t_callbackDevice = outerDevice;
+            t_callbackDepth = outerDepth;
+            Interlocked.Decrement(ref _pending);
+            if (_disposed)
             {
-                Monitor.PulseAll(_drainGate);
+                // Dispose may wait for a count above 0 (its own callbacks), so every decrement wakes it.
+                lock (_drainGate)
+                {
+                    Monitor.PulseAll(_drainGate);
+                }
             }
         }
     }

@@ -4,6 +4,10 @@ using Spindle.Clients.Bench;
 
 // Each client's own workloads on Spindle against its Linux default, interleaved round by round.
 // Usage: [--quick] [--rounds N] [--dir DIR] [--out DIR] [--filter TEXT] [--side spindle|baseline]
+if (args is ["--garnet-server", ..])
+{
+    return GarnetHost.Run(args); // the child process of the Garnet rows
+}
 var settings = BenchSettings.Parse(args);
 if (settings is null)
 {
@@ -64,6 +68,14 @@ foreach (Workload workload in Workloads.All(settings))
     Console.WriteLine(row.ToConsole());
 }
 if (settings.Side is not null)
+{
+    return 0;
+}
+if (settings.Filter is null || "garnet".Contains(settings.Filter, StringComparison.OrdinalIgnoreCase))
+{
+    GarnetBench.Run(settings); // its own rows: three devices side by side, not Spindle against one baseline
+}
+if (rows.Count == 0)
 {
     return 0;
 }

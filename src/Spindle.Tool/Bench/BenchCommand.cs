@@ -61,7 +61,8 @@ public sealed class BenchCommand : ICommand
                             <!-- /bench:headline --> of PATH (the README), leaving the rest of the file as it is
           --no-fio          do not run fio even when it is installed
           --list            print the rows that would run and stop
-          --clients         instead: FASTER, ZoneTree and LiteDB on Spindle vs their Linux defaults (source tree only)
+          --clients         instead: FASTER, ZoneTree, LiteDB and Garnet on Spindle vs their Linux defaults (source tree only;
+                            --filter garnet for the Garnet rows, which need redis-tools)
 
         Ctrl-C or SIGTERM stops the run and removes its files (exit code 130 or 143).
         """;

@@ -4,7 +4,7 @@ using Spindle.Tool.Cli;
 namespace Spindle.Tool.Bench;
 
 /// <summary>
-/// <c>spindle bench --clients</c>: runs the real-client benchmarks (FASTER, ZoneTree, LiteDB) of
+/// <c>spindle bench --clients</c>: runs the real-client benchmarks (FASTER, ZoneTree, LiteDB, Garnet) of
 /// <c>clients/Spindle.Clients.Bench</c> with <c>dotnet run</c>, streaming its output. The tool itself
 /// references none of those engines (it stays small), so this works only from a source tree.
 /// </summary>

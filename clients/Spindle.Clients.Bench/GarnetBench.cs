@@ -1,0 +1,352 @@
+using System.Diagnostics;
+using System.Globalization;
+using System.Net;
+using System.Net.Sockets;
+using System.Text;
+using System.Text.Json;
+
+namespace Spindle.Clients.Bench;
+
+/// <summary>
+/// The Garnet rows (issue 33): Garnet in a child process per device (<see cref="GarnetHost"/>), its storage tier
+/// holding data ten times its log memory, driven by Redis's own <c>redis-benchmark</c> at 64 connections: uniform
+/// random GETs and a 90/10 GET/SET mix, at Garnet's default settings and with the thread pool sized (256, Garnet's
+/// <c>--minthreads</c>). Devices interleaved round by round, the order rotating. Per row: ops/s, p50/p99/max
+/// latency, the server's CPU per operation (<c>/proc/&lt;pid&gt;/stat</c>) and bytes it read from disk per operation
+/// (<c>/proc/&lt;pid&gt;/io</c>).
+/// </summary>
+internal static class GarnetBench
+{
+    private const int Connections = 64;
+    private const int SizedPool = 256;
+    private const int ValueSize = 1024;
+
+    private sealed record Sizes(string LogMemory, long LogMemoryBytes, string PageSize, int Keys, int DefaultRequests, int SizedRequests);
+
+    /// <summary>One phase of one round on one device.</summary>
+    private sealed record Sample(string Device, string Phase, double OpsPerSecond, double P50Ms, double P99Ms, double MaxMs, double CpuMicrosecondsPerOp, double DiskBytesPerOp);
+
+    /// <summary>A row of the report: medians over the rounds, and the worst single request of any round.</summary>
+    internal sealed record GarnetRow(string Phase, string Device, double OpsPerSecond, double P50Ms, double P99Ms, double WorstMs, double CpuMicrosecondsPerOp, double DiskBytesPerOp);
+
+    private static readonly string[] Phases = ["GETs, defaults", "90/10 GET/SET, defaults", "GETs, pool sized", "90/10 GET/SET, pool sized"];
+
+    public static void Run(BenchSettings settings)
+    {
+        if (!OnPath("redis-benchmark") || !OnPath("redis-cli"))
+        {
+            Console.WriteLine("garnet rows skipped: redis-benchmark or redis-cli missing (Debian: apt-get install redis-tools)");
+            return;
+        }
+        Sizes sizes = settings.Quick
+            ? new("16m", 16L << 20, "1m", 180_000, 5_000, 20_000)
+            : new("64m", 64L << 20, "4m", 700_000, 10_000, 50_000);
+        string? nativeApp = NativeApp(settings, out string nativeNote);
+        Console.WriteLine($"garnet rows: {sizes.Keys:N0} keys x {ValueSize} B (about {(double)sizes.Keys * ValueSize / sizes.LogMemoryBytes:F0}x the {sizes.LogMemory} log memory), {Connections} connections, {settings.Rounds} rounds; native device: {nativeNote}");
+        var samples = new List<Sample>();
+        var nativeLoaded = new Dictionary<string, string>();
+        string[] devices = GarnetHost.Devices;
+        for (int round = 0; round < settings.Rounds; round++)
+        {
+            // Rotated each round, so drift on a shared machine does not always hit the same device.
+            foreach (string device in devices.Skip(round % devices.Length).Concat(devices.Take(round % devices.Length)))
+            {
+                try
+                {
+                    samples.AddRange(RunDevice(settings, sizes, device, device.StartsWith("native", StringComparison.Ordinal) ? nativeApp : null, nativeLoaded));
+                }
+                catch (GarnetHostException e)
+                {
+                    Console.WriteLine($"  {device}: {e.Message}");
+                }
+            }
+        }
+        var rows = new List<GarnetRow>();
+        foreach (string phase in Phases)
+        {
+            foreach (string device in devices)
+            {
+                var of = samples.Where(s => s.Device == device && s.Phase == phase).ToList();
+                if (of.Count > 0)
+                {
+                    rows.Add(new(phase, device, Median(of.Select(s => s.OpsPerSecond)), Median(of.Select(s => s.P50Ms)), Median(of.Select(s => s.P99Ms)),
+                        of.Max(s => s.MaxMs), Median(of.Select(s => s.CpuMicrosecondsPerOp)), Median(of.Select(s => s.DiskBytesPerOp))));
+                }
+            }
+        }
+        Write(settings, sizes, rows, nativeNote, nativeLoaded);
+    }
+
+    private static IEnumerable<Sample> RunDevice(BenchSettings settings, Sizes sizes, string device, string? nativeApp, Dictionary<string, string> nativeLoaded)
+    {
+        string directory = Path.Combine(settings.WorkDirectory, $"garnet-{device}-{Guid.NewGuid():N}");
+        Directory.CreateDirectory(directory);
+        int port = FreePort();
+        string app = device.StartsWith("native", StringComparison.Ordinal) ? nativeApp ?? AppContext.BaseDirectory : AppContext.BaseDirectory;
+        var start = new ProcessStartInfo("dotnet")
+        {
+            RedirectStandardInput = true,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            WorkingDirectory = directory,
+        };
+        foreach (string argument in new[] { "exec", Path.Combine(app, "Spindle.Clients.Bench.dll"), "--garnet-server", "--device", device, "--dir", directory, "--port", port.ToString(CultureInfo.InvariantCulture), "--memory", sizes.LogMemory, "--page", sizes.PageSize })
+        {
+            start.ArgumentList.Add(argument);
+        }
+        start.Environment["DOTNET_gcServer"] = "1"; // as Garnet's own server runs
+        using Process server = Process.Start(start)!;
+        var errors = new StringBuilder();
+        server.ErrorDataReceived += (_, e) => { lock (errors) { errors.AppendLine(e.Data); } };
+        server.BeginErrorReadLine();
+        var samples = new List<Sample>();
+        try
+        {
+            if (server.StandardOutput.ReadLine() != "ready")
+            {
+                throw new GarnetHostException($"did not start: {FirstLine(errors)}");
+            }
+            Load(port, sizes.Keys);
+            long stored = long.Parse(RunTool("redis-cli", "-p", port.ToString(CultureInfo.InvariantCulture), "dbsize").Trim(), CultureInfo.InvariantCulture);
+            if (stored != sizes.Keys || server.HasExited)
+            {
+                throw new GarnetHostException($"holds {stored:N0} keys of {sizes.Keys:N0} after loading: {FirstLine(errors)}");
+            }
+            for (int phase = 0; phase < Phases.Length; phase++)
+            {
+                if (phase == 2)
+                {
+                    server.StandardInput.WriteLine($"minthreads {SizedPool}");
+                    server.StandardOutput.ReadLine();
+                }
+                int requests = phase < 2 ? sizes.DefaultRequests : sizes.SizedRequests;
+                Sample sample = Measure(server.Id, device, Phases[phase], () => phase % 2 == 0 ? Gets(port, sizes.Keys, requests) : Mix(port, sizes.Keys, requests));
+                if (server.HasExited)
+                {
+                    throw new GarnetHostException($"failed during {Phases[phase]}: {FirstLine(errors)}");
+                }
+                samples.Add(sample);
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-13} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  disk {sample.DiskBytesPerOp:N0} B/op"));
+            }
+            server.StandardInput.WriteLine("native");
+            string? loaded = server.StandardOutput.ReadLine();
+            if (loaded is not null and not "none")
+            {
+                nativeLoaded[device] = loaded;
+            }
+            server.StandardInput.WriteLine("quit");
+            server.WaitForExit(60_000);
+        }
+        finally
+        {
+            if (!server.HasExited)
+            {
+                server.Kill(entireProcessTree: true);
+                server.WaitForExit();
+            }
+            Directory.Delete(directory, recursive: true);
+        }
+        return samples;
+    }
+
+    /// <summary>Runs one phase and reads the server's CPU time and disk reads around it.</summary>
+    private static Sample Measure(int pid, string device, string phase, Func<(long Operations, double Seconds, double P50, double P99, double Max)> run)
+    {
+        (long cpuBefore, long readBefore) = (CpuTicks(pid), ReadBytes(pid));
+        var (operations, seconds, p50, p99, max) = run();
+        (long cpuAfter, long readAfter) = (CpuTicks(pid), ReadBytes(pid));
+        double cpuMicroseconds = (cpuAfter - cpuBefore) * 1e6 / ClockTicksPerSecond;
+        return new(device, phase, operations / seconds, p50, p99, max, cpuMicroseconds / operations, (double)(readAfter - readBefore) / operations);
+    }
+
+    private static (long, double, double, double, double) Gets(int port, int keys, int requests)
+    {
+        var clock = Stopwatch.StartNew();
+        Result get = RedisBenchmark(port, "get", keys, requests, Connections);
+        return (requests, clock.Elapsed.TotalSeconds, get.P50, get.P99, get.Max);
+    }
+
+    /// <summary>
+    /// 90/10: redis-benchmark runs one command per client, so two run together, GETs on 58 connections and SETs
+    /// on 6, each with its share of the requests. Latency percentiles are the GETs'; the worst is of both.
+    /// </summary>
+    private static (long, double, double, double, double) Mix(int port, int keys, int requests)
+    {
+        int sets = requests / 10;
+        var clock = Stopwatch.StartNew();
+        Task<Result> setTask = Task.Run(() => RedisBenchmark(port, "set", keys, sets, Connections / 10));
+        Result get = RedisBenchmark(port, "get", keys, requests - sets, Connections - (Connections / 10));
+        Result set = setTask.Result;
+        return (requests, clock.Elapsed.TotalSeconds, get.P50, get.P99, Math.Max(get.Max, set.Max));
+    }
+
+    private sealed record Result(double P50, double P99, double Max);
+
+    private static Result RedisBenchmark(int port, string test, int keys, int requests, int connections)
+    {
+        string csv = RunTool("redis-benchmark", "-h", "127.0.0.1", "-p", port.ToString(CultureInfo.InvariantCulture), "-t", test, "-r", keys.ToString(CultureInfo.InvariantCulture),
+            "-n", requests.ToString(CultureInfo.InvariantCulture), "-c", connections.ToString(CultureInfo.InvariantCulture), "-d", ValueSize.ToString(CultureInfo.InvariantCulture), "--csv", "--precision", "3");
+        // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
+        string line = csv.Split('\n').First(l => l.StartsWith($"\"{test.ToUpperInvariant()}\"", StringComparison.Ordinal));
+        double[] fields = line.Split(',').Skip(1).Select(f => double.Parse(f.Trim('"', '\r'), CultureInfo.InvariantCulture)).ToArray();
+        return new(fields[3], fields[5], fields[6]);
+    }
+
+    /// <summary>Loads keys <c>key:000000000000</c>… (redis-benchmark's <c>-r</c> names) with 1 KiB values through <c>redis-cli --pipe</c>.</summary>
+    private static void Load(int port, int keys)
+    {
+        var start = new ProcessStartInfo("redis-cli") { RedirectStandardInput = true, RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string argument in new[] { "-p", port.ToString(CultureInfo.InvariantCulture), "--pipe", "--pipe-timeout", "120" })
+        {
+            start.ArgumentList.Add(argument);
+        }
+        using Process cli = Process.Start(start)!;
+        Task<string> output = cli.StandardOutput.ReadToEndAsync();
+        Task<string> error = cli.StandardError.ReadToEndAsync();
+        using (var input = new BufferedStream(cli.StandardInput.BaseStream, 1 << 20))
+        {
+            byte[] value = new byte[ValueSize];
+            Span<byte> key = stackalloc byte[16];
+            for (int i = 0; i < keys; i++)
+            {
+                // A value that says which key it belongs to, the rest filler.
+                value.AsSpan().Fill((byte)('a' + (i % 26)));
+                Encoding.ASCII.GetBytes(i.ToString("D12", CultureInfo.InvariantCulture), value);
+                Encoding.ASCII.GetBytes($"key:{i:D12}", key);
+                input.Write("*3\r\n$3\r\nSET\r\n$16\r\n"u8);
+                input.Write(key);
+                input.Write("\r\n$1024\r\n"u8);
+                input.Write(value);
+                input.Write("\r\n"u8);
+            }
+        }
+        cli.WaitForExit();
+        string summary = output.Result;
+        if (cli.ExitCode != 0 || !summary.Contains("errors: 0", StringComparison.Ordinal))
+        {
+            throw new GarnetHostException($"loading failed: {summary.Trim()} {error.Result.Trim()}");
+        }
+    }
+
+    /// <summary>
+    /// The application folder the native rows run from. Garnet resolves its native device from the folder of its
+    /// own assembly first, so a binary built by bench/garnet-native/build.sh ($SPINDLE_GARNET_NATIVE or
+    /// bench/garnet-native/out) is run from a copy of this folder with the packaged binaries replaced.
+    /// </summary>
+    private static string? NativeApp(BenchSettings settings, out string note)
+    {
+        string? built = Environment.GetEnvironmentVariable("SPINDLE_GARNET_NATIVE") ?? FindUp("bench/garnet-native/out");
+        string packaged = Path.Combine(AppContext.BaseDirectory, "runtimes", "linux-x64", "native");
+        if (built is null || !File.Exists(Path.Combine(built, "libnative_device.so")))
+        {
+            note = "the packaged runtimes/linux-x64/native/libnative_device.so (build one with bench/garnet-native/build.sh GARNET_SOURCE_DIR if it does not load here)";
+            return null;
+        }
+        string copy = Path.Combine(settings.WorkDirectory, "garnet-native-app");
+        if (Directory.Exists(copy))
+        {
+            Directory.Delete(copy, recursive: true);
+        }
+        RunTool("cp", "-r", AppContext.BaseDirectory, copy);
+        foreach (string library in new[] { "libnative_device.so", "libnative_device_libaio.so" })
+        {
+            if (File.Exists(Path.Combine(built, library)))
+            {
+                File.Copy(Path.Combine(built, library), Path.Combine(copy, "runtimes", "linux-x64", "native", library), overwrite: true);
+            }
+        }
+        note = $"built from Garnet's sources ({Path.Combine(built, "libnative_device.so")}), not the packaged one ({packaged})";
+        return copy;
+    }
+
+    private static void Write(BenchSettings settings, Sizes sizes, List<GarnetRow> rows, string nativeNote, Dictionary<string, string> nativeLoaded)
+    {
+        var md = new StringBuilder();
+        md.AppendLine(CultureInfo.InvariantCulture, $"Garnet on each device ({(settings.Quick ? "quick" : "full")}, {settings.Rounds} interleaved rounds, medians; worst = the slowest single request of any round; {Environment.ProcessorCount} cores)");
+        md.AppendLine();
+        md.AppendLine(CultureInfo.InvariantCulture, $"Storage tier on, objects off, log memory {sizes.LogMemory} ({sizes.PageSize} pages), {sizes.Keys:N0} keys × {ValueSize} B; redis-benchmark, {Connections} connections, uniform random keys; pool sized = minimum threads {SizedPool}. CPU and disk reads are the server process's, per operation.");
+        md.AppendLine(CultureInfo.InvariantCulture, $"Native device: {nativeNote}; mapped: {(nativeLoaded.Count == 0 ? "none (did not load)" : string.Join(", ", nativeLoaded.Select(p => $"{p.Key} → {p.Value}")))}.");
+        md.AppendLine();
+        md.AppendLine("| workload | device | ops/s | p50 ms | p99 ms | worst ms | CPU µs/op | disk B/op |");
+        md.AppendLine("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        foreach (GarnetRow row in rows)
+        {
+            md.AppendLine(CultureInfo.InvariantCulture, $"| {row.Phase} | {row.Device} | {row.OpsPerSecond:N0} | {row.P50Ms:F2} | {row.P99Ms:F2} | {row.WorstMs:F0} | {row.CpuMicrosecondsPerOp:F0} | {row.DiskBytesPerOp:N0} |");
+        }
+        File.WriteAllText(Path.Combine(settings.OutDirectory, "garnet-report.md"), md.ToString());
+        File.WriteAllText(Path.Combine(settings.OutDirectory, "garnet-report.json"), JsonSerializer.Serialize(new { settings.Quick, settings.Rounds, Native = nativeNote, NativeLoaded = nativeLoaded, Rows = rows }, new JsonSerializerOptions { WriteIndented = true }));
+        Console.WriteLine();
+        Console.Write(md);
+    }
+
+    private static long CpuTicks(int pid)
+    {
+        // Fields after the command name (which may hold spaces): utime is the 14th field, stime the 15th.
+        string stat = File.ReadAllText($"/proc/{pid}/stat");
+        string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
+        return long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
+    }
+
+    private static long ReadBytes(int pid)
+        => long.Parse(File.ReadLines($"/proc/{pid}/io").First(l => l.StartsWith("read_bytes:", StringComparison.Ordinal))["read_bytes:".Length..].Trim(), CultureInfo.InvariantCulture);
+
+    private static readonly long ClockTicksPerSecond = long.Parse(RunTool("getconf", "CLK_TCK").Trim(), CultureInfo.InvariantCulture);
+
+    private static string RunTool(string tool, params string[] arguments)
+    {
+        var start = new ProcessStartInfo(tool) { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+        using Process process = Process.Start(start)!;
+        Task<string> error = process.StandardError.ReadToEndAsync();
+        string output = process.StandardOutput.ReadToEnd();
+        process.WaitForExit();
+        if (process.ExitCode != 0)
+        {
+            throw new GarnetHostException($"{tool} failed ({process.ExitCode}): {error.Result.Trim()}");
+        }
+        return output;
+    }
+
+    private static bool OnPath(string tool)
+        => (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':').Any(d => File.Exists(Path.Combine(d, tool)));
+
+    private static string? FindUp(string relative)
+    {
+        for (var directory = new DirectoryInfo(Directory.GetCurrentDirectory()); directory is not null; directory = directory.Parent)
+        {
+            string candidate = Path.Combine(directory.FullName, relative);
+            if (Directory.Exists(candidate))
+            {
+                return candidate;
+            }
+        }
+        return null;
+    }
+
+    private static string FirstLine(StringBuilder errors)
+    {
+        lock (errors)
+        {
+            return errors.ToString().Split('\n').FirstOrDefault(l => l.Contains("Exception", StringComparison.Ordinal)) ?? errors.ToString().Split('\n').FirstOrDefault() ?? "";
+        }
+    }
+
+    private static int FreePort()
+    {
+        using var listener = new TcpListener(IPAddress.Loopback, 0);
+        listener.Start();
+        return ((IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    private static double Median(IEnumerable<double> values)
+    {
+        double[] sorted = values.Order().ToArray();
+        return sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
+    }
+}
+
+/// <summary>A Garnet child process that did not start, load or finish; the row is left out with this reason.</summary>
+internal sealed class GarnetHostException(string message) : Exception(message);

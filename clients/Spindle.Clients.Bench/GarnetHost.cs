@@ -1,0 +1,87 @@
+using System.Net;
+using Garnet;
+using Garnet.server;
+using Spindle.Garnet;
+using Tsavorite.core;
+
+namespace Spindle.Clients.Bench;
+
+/// <summary>
+/// The Garnet server of the Garnet rows, run as a child process of the bench (<c>--garnet-server</c>), so that its
+/// CPU time and disk reads are its own in <c>/proc/&lt;pid&gt;</c>. Storage tier on, objects off, every device on
+/// the same settings; it prints <c>ready</c>, then takes commands on standard input: <c>minthreads N</c> sizes the
+/// thread pool as Garnet's <c>--minthreads</c> does (<see cref="ThreadPool.SetMinThreads"/>), <c>quit</c> stops.
+/// </summary>
+internal static class GarnetHost
+{
+    /// <summary>The devices the rows compare, by the name the bench passes.</summary>
+    public static readonly string[] Devices = ["native", "native-uring", "randomaccess", "spindle", "spindle-async-reads"];
+
+    public static int Run(string[] args)
+    {
+        string? device = null, directory = null, memory = null, page = null;
+        int port = 0;
+        for (int i = 1; i + 1 < args.Length; i += 2)
+        {
+            switch (args[i])
+            {
+                case "--device": device = args[i + 1]; break;
+                case "--dir": directory = args[i + 1]; break;
+                case "--port": port = int.Parse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture); break;
+                case "--memory": memory = args[i + 1]; break;
+                case "--page": page = args[i + 1]; break;
+            }
+        }
+        if (device is null || directory is null || memory is null || page is null || port == 0)
+        {
+            Console.Error.WriteLine("usage: --garnet-server --device native|native-uring|randomaccess|spindle|spindle-async-reads --dir DIR --port PORT --memory SIZE --page SIZE");
+            return 2;
+        }
+        var options = new GarnetServerOptions
+        {
+            EndPoints = [new IPEndPoint(IPAddress.Loopback, port)],
+            EnableStorageTier = true,
+            LogDir = directory,
+            CheckpointDir = directory,
+            LogMemorySize = memory,
+            PageSize = page,
+            DisableObjects = true,
+            QuietMode = true,
+        };
+        switch (device)
+        {
+            case "native": options.DeviceType = DeviceType.Native; break; // Garnet's default on Linux (libaio backend)
+            case "native-uring": options.DeviceType = DeviceType.Native; options.DeviceIoBackend = NativeStorageDevice.IoBackend.Uring; break;
+            case "randomaccess": options.DeviceType = DeviceType.RandomAccess; break;
+            case "spindle": options.DeviceFactoryCreator = new SpindleNamedDeviceFactoryCreator(); break;
+            case "spindle-async-reads": options.DeviceFactoryCreator = new SpindleNamedDeviceFactoryCreator(new SpindleStorageDeviceOptions { ReadEngine = IoEngine.Auto }); break;
+            default: Console.Error.WriteLine($"unknown device {device}"); return 2;
+        }
+        using var server = new GarnetServer(options);
+        server.Start();
+        Console.WriteLine("ready");
+        while (Console.ReadLine() is string line)
+        {
+            string[] words = line.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+            if (words is ["minthreads", string count])
+            {
+                int threads = int.Parse(count, System.Globalization.CultureInfo.InvariantCulture);
+                ThreadPool.SetMinThreads(threads, threads);
+                Console.WriteLine("ok");
+            }
+            else if (words is ["native"])
+            {
+                Console.WriteLine(LoadedNativeDevice() ?? "none");
+            }
+            else if (words is ["quit"])
+            {
+                break;
+            }
+        }
+        return 0;
+    }
+
+    /// <summary>Which native device library this process mapped, read from <c>/proc/self/maps</c> (the proof of which binary ran).</summary>
+    private static string? LoadedNativeDevice()
+        => File.ReadLines("/proc/self/maps").Select(l => l.Split(' ', StringSplitOptions.RemoveEmptyEntries)).Where(f => f.Length >= 6 && f[5].Contains("libnative_device", StringComparison.Ordinal)).Select(f => f[5]).FirstOrDefault();
+}

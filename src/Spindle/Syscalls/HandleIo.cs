@@ -8,20 +8,22 @@ namespace Spindle.Syscalls;
 
 /// <summary>
 /// <see cref="PositionalIo"/> on a <see cref="SafeFileHandle"/>: holds a reference on the handle for
-/// the length of the call, so that a concurrent <c>Dispose</c> cannot close the descriptor under it.
+/// the length of the call, so that a concurrent <c>Dispose</c> cannot close the descriptor under it. A read or write
+/// counts under the engine whose router ran it here (<c>routedBy</c>); only the Sync engine's are timed here, as
+/// another engine's is an asynchronous call that its caller times whole (<see cref="AsyncTiming"/>), once.
 /// </summary>
 internal static class HandleIo
 {
-    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset)
+    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
         bool added = false;
         try
         {
             handle.DangerousAddRef(ref added);
-            long started = SpindleMetrics.StartTiming();
+            long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
             int read = PositionalIo.Read(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
-            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
+            SpindleMetrics.Operation(routedBy, IoDirection.Read, read, IoMechanism.Inline);
+            SpindleMetrics.Duration(started, routedBy, IoDirection.Read);
             return read;
         }
         finally
@@ -33,16 +35,16 @@ internal static class HandleIo
         }
     }
 
-    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset)
+    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
         bool added = false;
         try
         {
             handle.DangerousAddRef(ref added);
-            long started = SpindleMetrics.StartTiming();
+            long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
             PositionalIo.Write(Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length, IoMechanism.Inline);
-            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
+            SpindleMetrics.Operation(routedBy, IoDirection.Write, buffer.Length, IoMechanism.Inline);
+            SpindleMetrics.Duration(started, routedBy, IoDirection.Write);
         }
         finally
         {
@@ -53,16 +55,16 @@ internal static class HandleIo
         }
     }
 
-    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
         bool added = false;
         try
         {
             handle.DangerousAddRef(ref added);
-            long started = SpindleMetrics.StartTiming();
+            long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
             long read = PositionalIo.ReadScatter(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
-            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
+            SpindleMetrics.Operation(routedBy, IoDirection.Read, read, IoMechanism.Inline);
+            SpindleMetrics.Duration(started, routedBy, IoDirection.Read);
             return read;
         }
         finally
@@ -74,16 +76,16 @@ internal static class HandleIo
         }
     }
 
-    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
         bool added = false;
         try
         {
             handle.DangerousAddRef(ref added);
-            long started = SpindleMetrics.StartTiming();
+            long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
             long written = PositionalIo.WriteGather(Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
-            SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
+            SpindleMetrics.Operation(routedBy, IoDirection.Write, written, IoMechanism.Inline);
+            SpindleMetrics.Duration(started, routedBy, IoDirection.Write);
         }
         finally
         {

@@ -123,10 +123,10 @@ internal static class RingOpen
         return true;
     }
 
-    /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own.</summary>
+    /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own; its token cancels it at any time.</summary>
     private static ValueTask<OpenedHandle> OpenBlockingAsync(OpenRequest request, CancellationToken cancellationToken)
     {
         request.MayNotHaveWaited = false;
-        return PoolOpen.Start(request, cancellationToken, mayWaitForEver: true);
+        return new ValueTask<OpenedHandle>(CancellableBlockingOpen.Start(request, cancellationToken));
     }
 }

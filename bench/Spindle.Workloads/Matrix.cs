@@ -10,6 +10,12 @@ public static class Matrix
     /// <summary>The in-flight counts of the random-read rows.</summary>
     public static readonly int[] QueueDepths = [1, 8, 32, 128];
 
+    /// <summary>Reads started at once in the burst row (<see cref="ReadsAtOnce"/>).</summary>
+    public const int BurstSize = 64;
+
+    /// <summary>Pool threads waiting synchronously in the sync-over-async row (<see cref="SyncOverAsync"/>).</summary>
+    public const int SyncWaiters = 64;
+
     /// <summary>The in-flight counts of the queue-depth sweep (O_DIRECT random reads, System.IO against Spindle's default).</summary>
     public static readonly int[] SweepDepths = [1, 2, 4, 8, 16, 32, 64, 128];
 
@@ -80,6 +86,8 @@ public static class Matrix
                 yield return new RandomReads(scale.HugeFile, depth, direct, scale.RandomReadsPerInvocation);
             }
         }
+        yield return new ReadsAtOnce(scale.HugeFile, BurstSize, Math.Max(1, scale.RandomReadsPerInvocation / BurstSize));
+        yield return new SyncOverAsync(scale.HugeFile, SyncWaiters, scale.RandomReadsPerInvocation);
         yield return new SequentialDirect(Direction.Read, scale.SequentialBytes, Units.MiB, 8);
         yield return new SequentialDirect(Direction.Write, scale.SequentialBytes, Units.MiB, 8);
         yield return new FileCopy(scale.HugeFile);

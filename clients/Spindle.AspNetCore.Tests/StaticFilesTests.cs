@@ -36,7 +36,7 @@ public sealed class StaticFilesTests : IAsyncLifetime
         _spindle = await Start(app => app.UseSpindleStaticFiles(_directory.Path));
     }
 
-    private static async Task<IHost> Start(Action<IApplicationBuilder> configure)
+    internal static async Task<IHost> Start(Action<IApplicationBuilder> configure)
     {
         IHost host = new HostBuilder()
             .ConfigureWebHost(web => web.UseTestServer().Configure(configure))
@@ -59,7 +59,7 @@ public sealed class StaticFilesTests : IAsyncLifetime
     }
 
     /// <summary>Everything a client sees of a response, as text.</summary>
-    private static async Task<string> Fetch(IHost host, HttpMethod method, string path, Action<HttpRequestHeaders>? headers = null)
+    internal static async Task<string> Fetch(IHost host, HttpMethod method, string path, Action<HttpRequestHeaders>? headers = null)
     {
         using HttpClient client = host.GetTestClient();
         using var request = new HttpRequestMessage(method, path);

@@ -37,9 +37,22 @@ public static class SpindleStaticFileExtensions
     /// <param name="requestPath">The URL path the files are served under; empty for the root.</param>
     /// <returns>The application.</returns>
     public static IApplicationBuilder UseSpindleStaticFiles(this IApplicationBuilder app, string root, string requestPath = "")
+        => app.UseSpindleStaticFiles(root, new SpindleFileProviderOptions(), requestPath);
+
+    /// <summary>
+    /// Serves the static files under <paramref name="root"/> through Spindle: <see cref="UseSpindleSendFile"/> and
+    /// <c>UseStaticFiles</c> with a <see cref="SpindleFileProvider"/> made with <paramref name="options"/>.
+    /// </summary>
+    /// <param name="app">The application.</param>
+    /// <param name="root">An absolute path to the directory to serve.</param>
+    /// <param name="options">What the provider serves beyond <c>PhysicalFileProvider</c>'s rules, such as <see cref="SpindleFileProviderOptions.RefuseLinksOutsideRoot"/>.</param>
+    /// <param name="requestPath">The URL path the files are served under; empty for the root.</param>
+    /// <returns>The application.</returns>
+    public static IApplicationBuilder UseSpindleStaticFiles(this IApplicationBuilder app, string root, SpindleFileProviderOptions options, string requestPath = "")
     {
         ArgumentNullException.ThrowIfNull(app);
+        var provider = new SpindleFileProvider(root, options);
         app.UseSpindleSendFile();
-        return app.UseStaticFiles(new StaticFileOptions { FileProvider = new SpindleFileProvider(root), RequestPath = new PathString(requestPath) });
+        return app.UseStaticFiles(new StaticFileOptions { FileProvider = provider, RequestPath = new PathString(requestPath) });
     }
 }

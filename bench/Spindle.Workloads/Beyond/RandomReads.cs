@@ -12,13 +12,13 @@ namespace Spindle.Workloads.Beyond;
 public sealed class RandomReads : Workload
 {
     private const int BlockSize = 4096;
-    private const int OffsetCount = 1 << 16;   // offsets are drawn from a fixed table, walked on from call to call
+    private const int OffsetCount = RandomOffsets.Count;
 
     private readonly long _fileSize;
     private readonly int _inFlight;
     private readonly bool _direct;
     private readonly int _reads;
-    private readonly long[] _offsets = new long[OffsetCount];
+    private readonly long[] _offsets;
     private readonly ValueTask[] _workers;   // the workers of the running invocation
     private readonly IReadOnlyList<Contender> _contenders;
     private AlignedBuffer[] _buffers = [];
@@ -41,12 +41,7 @@ public sealed class RandomReads : Workload
         _direct = direct;
         _reads = reads;
         _workers = new ValueTask[inFlight];
-        var random = new Random(42);
-        long blocks = fileSize / BlockSize;
-        for (int i = 0; i < _offsets.Length; i++)
-        {
-            _offsets[i] = random.NextInt64(blocks) * BlockSize;
-        }
+        _offsets = RandomOffsets.Table(fileSize, BlockSize);
     }
 
     /// <summary>

@@ -26,7 +26,7 @@ namespace Spindle.Workloads.Durability;
 /// </remarks>
 public sealed class BatchReads : Workload
 {
-    private const int OffsetCount = 1 << 16;
+    private const int OffsetCount = RandomOffsets.Count;
 
     private readonly int _blockSize;
 
@@ -36,7 +36,7 @@ public sealed class BatchReads : Workload
     private readonly bool _oneByOne;
     private readonly bool _blocking;
     private readonly int _batches;
-    private readonly long[] _offsets = new long[OffsetCount];
+    private readonly long[] _offsets;
     private readonly ValueTask<int>[] _pending;
     private readonly BatchReadRequest[] _requests;
     private readonly BatchReadResult[] _results;
@@ -59,12 +59,7 @@ public sealed class BatchReads : Workload
         _pending = new ValueTask<int>[batch];
         _requests = new BatchReadRequest[batch];
         _results = new BatchReadResult[batch];
-        var random = new Random(42);
-        long blocks = fileSize / blockSize;
-        for (int i = 0; i < _offsets.Length; i++)
-        {
-            _offsets[i] = random.NextInt64(blocks) * blockSize;
-        }
+        _offsets = RandomOffsets.Table(fileSize, blockSize);
     }
 
     /// <inheritdoc />

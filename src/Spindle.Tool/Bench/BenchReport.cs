@@ -23,6 +23,12 @@ public sealed class BenchReport
     /// <summary>The fio version, or null when fio is not installed.</summary>
     public string? FioVersion { get; init; }
 
+    /// <summary>
+    /// What a reader needs to know about missing figures and how to get them (fio or perf not installed), and how the run
+    /// was loaded (<c>--busy</c>); printed before the tables and at the top of the reports.
+    /// </summary>
+    public IReadOnlyList<string> Notes { get; init; } = [];
+
     /// <summary>Which engines ran: Spindle's default and whether io_uring was really available (else the IoUring column ran on the fallback).</summary>
     public string Engines { get; init; } = EngineDescription();
 

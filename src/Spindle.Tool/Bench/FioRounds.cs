@@ -5,9 +5,10 @@ namespace Spindle.Tool.Bench;
 /// <summary>
 /// fio run once per round of the harness, in the rotation with the contenders, so that its figure comes
 /// from the same minutes of a shared machine as theirs (run once after the rounds, it measured another
-/// moment's disk). The row's figure is the round with the median rate.
+/// moment's disk). The row's figure is the round with the median rate. With <c>enters</c>, each io_uring run
+/// also counts its <c>io_uring_enter</c> calls (<see cref="PerfEnterCounter"/>).
 /// </summary>
-public sealed class FioRounds(string fio, FioJob job, TimeSpan runtime)
+public sealed class FioRounds(string fio, FioJob job, TimeSpan runtime, PerfEnterCounter? enters = null)
 {
     private readonly List<FioResult> _rounds = [];
 
@@ -23,7 +24,7 @@ public sealed class FioRounds(string fio, FioJob job, TimeSpan runtime)
         }
         try
         {
-            _rounds.Add(await FioRunner.RunAsync(fio, job, runtime, cancellation).ConfigureAwait(false));
+            _rounds.Add(await FioRunner.RunAsync(fio, job, runtime, cancellation, enters).ConfigureAwait(false));
         }
         catch (Exception e) when (e is InvalidOperationException or System.Text.Json.JsonException or System.ComponentModel.Win32Exception or KeyNotFoundException)
         {

@@ -8,31 +8,53 @@ namespace Spindle.Tool.Bench;
 public static class FioRunner
 {
     /// <summary>What the fio column says when fio is not on PATH.</summary>
-    public const string NotInstalled = "n/a (fio not installed)";
+    public const string NotInstalled = "n/a (fio not installed: apt-get install fio)";
 
-    /// <summary>The path of fio on PATH, or null.</summary>
-    public static string? Locate()
+    /// <summary>What the reports say, once, when fio is not on PATH: why the fio figures are missing and how to get them.</summary>
+    public const string InstallHint = "fio is not installed, so the fio figures (the physical limit each row is compared with) are missing. "
+        + "Install it with `apt-get install fio` (Debian, Ubuntu), `dnf install fio` (Fedora) or `apk add fio` (Alpine), then run `spindle bench` again.";
+
+    /// <summary>The path of fio on <paramref name="searchPath"/> (this process's PATH when null), or null.</summary>
+    public static string? Locate(string? searchPath = null) => ProgramPath.Find("fio", searchPath);
+
+    /// <summary>
+    /// Runs the job; returns the figure or throws <see cref="InvalidOperationException"/> with fio's complaint. With
+    /// <paramref name="enters"/>, an io_uring job runs under <c>perf stat</c>, which counts its <c>io_uring_enter</c> calls.
+    /// </summary>
+    public static async Task<FioResult> RunAsync(string fio, FioJob job, TimeSpan runtime, CancellationToken cancellation, PerfEnterCounter? enters = null)
     {
-        foreach (string dir in (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries))
+        string? perfOutput = enters is not null && job.IoEngine == "io_uring" ? Path.GetTempFileName() : null;
+        try
         {
-            string candidate = Path.Combine(dir, "fio");
-            if (File.Exists(candidate))
+            FioResult result = await RunAsync(fio, job, runtime, perfOutput is null ? null : (enters!.Perf, perfOutput), cancellation).ConfigureAwait(false);
+            long calls = perfOutput is null ? -1 : PerfEnterCounter.Parse(await File.ReadAllTextAsync(perfOutput, cancellation).ConfigureAwait(false));
+            return calls >= 0 && result.Operations > 0 ? result with { RingEntersPerOperation = calls / result.Operations } : result;
+        }
+        finally
+        {
+            if (perfOutput is not null)
             {
-                return candidate;
+                File.Delete(perfOutput);
             }
         }
-        return null;
     }
 
-    /// <summary>Runs the job; returns the figure or throws <see cref="InvalidOperationException"/> with fio's complaint.</summary>
-    public static async Task<FioResult> RunAsync(string fio, FioJob job, TimeSpan runtime, CancellationToken cancellation)
+    private static async Task<FioResult> RunAsync(string fio, FioJob job, TimeSpan runtime, (string Program, string Output)? perf, CancellationToken cancellation)
     {
-        var start = new ProcessStartInfo(fio)
+        var start = new ProcessStartInfo(perf?.Program ?? fio)
         {
             RedirectStandardOutput = true,
             RedirectStandardError = true,
             UseShellExecute = false,
         };
+        if (perf is { } counter)
+        {
+            foreach (string argument in PerfEnterCounter.Arguments(counter.Output))
+            {
+                start.ArgumentList.Add(argument);
+            }
+            start.ArgumentList.Add(fio);
+        }
         foreach (string argument in job.Arguments(runtime))
         {
             start.ArgumentList.Add(argument);
@@ -63,8 +85,8 @@ public static class FioRunner
     /// <summary>
     /// Reads the first job's figures from fio's JSON output: iops and bandwidth of <paramref name="side"/>
     /// (read or write), CPU per I/O from the job's <c>usr_cpu</c> and <c>sys_cpu</c> (percent of one CPU
-    /// over <c>job_runtime</c> milliseconds) and the side's <c>total_ios</c>, and the 50th and 99th
-    /// percentiles of <c>clat_ns</c>. Figures fio leaves out are NaN.
+    /// over <c>job_runtime</c> milliseconds) and the side's <c>total_ios</c>, context switches per I/O from the
+    /// job's <c>ctx</c>, and the 50th and 99th percentiles of <c>clat_ns</c>. Figures fio leaves out are NaN.
     /// </summary>
     public static FioResult Parse(string json, string command, string side)
     {
@@ -84,7 +106,9 @@ public static class FioRunner
         }
         return new FioResult(command, figures.GetProperty("iops").GetDouble(), figures.GetProperty("bw_bytes").GetDouble())
         {
+            Operations = ios,
             CpuNsPerOperation = ios > 0 ? cpuPercent / 100 * runtimeNs / ios : double.NaN,
+            ContextSwitchesPerOperation = ios > 0 ? Number(job, "ctx") / ios : double.NaN,
             P50Ns = percentile50,
             P99Ns = percentile99,
         };

@@ -22,6 +22,8 @@ public static class Harness
     private const int MinimumRounds = 7;   // never fewer, whatever the time: a median and an interval need them
     private const int MaxLatencySamples = 1 << 21;   // per contender and row: 16 MiB of ticks at most
 
+    private static readonly RingEnters s_enters = new();   // for the whole process: the meter is Spindle's, one per process
+
     /// <summary>
     /// Measures a row that is set up. <paramref name="outsider"/>, when given, takes a turn in every
     /// round's rotation beside the contenders (fio: <see cref="FioRounds"/>).
@@ -49,12 +51,16 @@ public static class Harness
         var times = new List<double>[contenders.Count];
         var allocations = new double[contenders.Count][];
         var cpu = new double[contenders.Count][];
+        var switches = new double[contenders.Count][];
+        var enters = new double[contenders.Count][];
         var latencies = new LatencyRecorder?[contenders.Count];
         for (int i = 0; i < contenders.Count; i++)
         {
             times[i] = new List<double>(settings.MaxRounds);
             allocations[i] = new double[settings.Rounds];
             cpu[i] = new double[settings.Rounds];
+            switches[i] = new double[settings.Rounds];
+            enters[i] = new double[settings.Rounds];
             if (row.RecordsLatency)
             {
                 long operations = (long)batch[i] * row.OperationsPerInvocation * settings.Rounds;
@@ -81,12 +87,14 @@ public static class Harness
                         continue;
                     }
                     row.Latencies = latencies[i];
-                    (double ns, double bytes, double cpuNs) = await RunCleanBatchAsync(row, contenders[i], batch[i], settings.RetryPreempted).ConfigureAwait(false);
+                    BatchFigures figures = await RunCleanBatchAsync(row, contenders[i], batch[i], settings.RetryPreempted).ConfigureAwait(false);
                     row.Latencies = null;
                     double operations = (double)batch[i] * row.OperationsPerInvocation;
-                    times[i].Add(ns / operations);
-                    allocations[i][round] = bytes / operations;
-                    cpu[i][round] = cpuNs / operations;
+                    times[i].Add(figures.Ns / operations);
+                    allocations[i][round] = figures.Bytes / operations;
+                    cpu[i][round] = figures.CpuNs / operations;
+                    switches[i][round] = figures.Switches / operations;
+                    enters[i][round] = figures.Enters / operations;
                 }
             }
         }
@@ -99,15 +107,18 @@ public static class Harness
         var results = new ContenderResult[contenders.Count];
         for (int i = 0; i < contenders.Count; i++)
         {
-            (double p50, double p99, int samples) = LatencyFigures(latencies[i]);
+            (double p50, double p99, double worst, int samples) = LatencyFigures(latencies[i]);
             double[] rounds = times[i].ToArray();
             results[i] = new ContenderResult(contenders[i], Median(rounds), rounds.Min(), rounds.Max(),
                 Median(allocations[i]), rounds.Length, batch[i])
             {
                 RoundNs = rounds,
                 CpuNsPerOperation = Median(cpu[i]),
+                ContextSwitchesPerOperation = Median(switches[i]),
+                RingEntersPerOperation = Median(enters[i]),
                 P50Ns = p50,
                 P99Ns = p99,
+                WorstNs = worst,
                 LatencySamples = samples,
             };
         }
@@ -115,15 +126,15 @@ public static class Harness
     }
 
     // Sorted after the rounds, so the ordering costs nothing inside a measured batch.
-    private static (double P50, double P99, int Samples) LatencyFigures(LatencyRecorder? recorder)
+    private static (double P50, double P99, double Worst, int Samples) LatencyFigures(LatencyRecorder? recorder)
     {
         if (recorder is null)
         {
-            return (double.NaN, double.NaN, 0);
+            return (double.NaN, double.NaN, double.NaN, 0);
         }
         Span<long> samples = recorder.Samples;
         samples.Sort();
-        return (Percentiles.Nanoseconds(samples, 50), Percentiles.Nanoseconds(samples, 99), samples.Length);
+        return (Percentiles.Nanoseconds(samples, 50), Percentiles.Nanoseconds(samples, 99), Percentiles.Nanoseconds(samples, 100), samples.Length);
     }
 
     // The stability stage: paired rounds of System.IO and Auto (order alternating) while the ratio's
@@ -144,8 +155,8 @@ public static class Harness
             foreach (int i in systemFirst ? [s, a] : new[] { a, s })
             {
                 cancellation.ThrowIfCancellationRequested();
-                (double ns, _, _) = await RunCleanBatchAsync(row, row.Contenders[i], batch[i], settings.RetryPreempted).ConfigureAwait(false);
-                times[i].Add(ns / ((double)batch[i] * row.OperationsPerInvocation));
+                BatchFigures figures = await RunCleanBatchAsync(row, row.Contenders[i], batch[i], settings.RetryPreempted).ConfigureAwait(false);
+                times[i].Add(figures.Ns / ((double)batch[i] * row.OperationsPerInvocation));
             }
         }
     }
@@ -209,7 +220,7 @@ public static class Harness
     private const int SettleMilliseconds = 2;
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private static async ValueTask<(double Ns, double Bytes, double CpuNs)> RunCleanBatchAsync(Workload row, Contender contender, int invocations, bool retry)
+    private static async ValueTask<BatchFigures> RunCleanBatchAsync(Workload row, Contender contender, int invocations, bool retry)
     {
         for (int attempt = 0; ; attempt++)
         {
@@ -217,7 +228,7 @@ public static class Harness
             // pool hops leave more of) dies down first, so that no contender is charged for the one before it.
             Thread.Sleep(SettleMilliseconds);
             long before = ProcessCpu.InvoluntarySwitches();
-            (double Ns, double Bytes, double CpuNs) result = await RunBatchAsync(row, contender, invocations).ConfigureAwait(false);
+            BatchFigures result = await RunBatchAsync(row, contender, invocations).ConfigureAwait(false);
             long after = ProcessCpu.InvoluntarySwitches();
             if (!retry || after == before || before < 0 || attempt == PreemptedRetries || result.Ns > RetryBelowNs)
             {
@@ -228,8 +239,11 @@ public static class Harness
 
     // Pooled, so that the batch's own state machine is not counted in the row's allocations.
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
-    private static async ValueTask<(double Ns, double Bytes, double CpuNs)> RunBatchAsync(Workload row, Contender contender, int invocations)
+    private static async ValueTask<BatchFigures> RunBatchAsync(Workload row, Contender contender, int invocations)
     {
+        // The enters are read outside the allocation window: reading the meter's counter allocates its measurement.
+        long entersBefore = s_enters.Read();
+        long switchesBefore = ProcessCpu.ContextSwitches();
         long cpuBefore = ProcessCpu.Nanoseconds();
         long allocatedBefore = GC.GetTotalAllocatedBytes(precise: true);
         long start = Stopwatch.GetTimestamp();
@@ -240,9 +254,17 @@ public static class Harness
         double ns = Stopwatch.GetElapsedTime(start).TotalNanoseconds;
         long allocated = GC.GetTotalAllocatedBytes(precise: true) - allocatedBefore;
         long cpuAfter = ProcessCpu.Nanoseconds();
-        double cpuNs = cpuBefore < 0 || cpuAfter < 0 ? double.NaN : cpuAfter - cpuBefore;
-        return (ns, allocated, cpuNs);
+        long switchesAfter = ProcessCpu.ContextSwitches();
+        long entersAfter = s_enters.Read();
+        return new BatchFigures(ns, allocated,
+            cpuBefore < 0 || cpuAfter < 0 ? double.NaN : cpuAfter - cpuBefore,
+            switchesBefore < 0 || switchesAfter < 0 ? double.NaN : switchesAfter - switchesBefore,
+            entersBefore < 0 || entersAfter < 0 ? double.NaN : entersAfter - entersBefore);
     }
+
+    // What one measured batch cost, in total: wall time, bytes allocated, process CPU time, context switches of
+    // the process's threads and Spindle's io_uring_enter calls (NaN where the kernel or the meter gave no figure).
+    private readonly record struct BatchFigures(double Ns, double Bytes, double CpuNs, double Switches, double Enters);
 
     /// <summary>The median of <paramref name="values"/>; NaN when any is NaN (a figure the kernel did not give).</summary>
     public static double Median(IReadOnlyList<double> values)

@@ -9,7 +9,7 @@ public static class ReferenceRunner
     /// <summary>The figure, or null when the program is not on PATH; throws <see cref="InvalidOperationException"/> when it fails.</summary>
     public static async Task<FioResult?> RunAsync(ReferenceCommand command, CancellationToken cancellation)
     {
-        string? program = Locate(command.Program);
+        string? program = ProgramPath.Find(command.Program);
         if (program is null)
         {
             return null;
@@ -41,8 +41,4 @@ public static class ReferenceRunner
         double median = times[times.Count / 2];
         return new FioResult(command.CommandLine, 1 / median, command.Bytes / median);
     }
-
-    private static string? Locate(string program) =>
-        (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)
-            .Select(dir => Path.Combine(dir, program)).FirstOrDefault(File.Exists);
 }

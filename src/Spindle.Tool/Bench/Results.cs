@@ -23,11 +23,23 @@ public sealed record ContenderResult(Contender Contender, double MedianNs, doubl
     /// <summary>Process CPU time (user + system, every thread) per operation, median over the rounds; NaN when unknown.</summary>
     public double CpuNsPerOperation { get; init; } = double.NaN;
 
+    /// <summary>
+    /// Context switches of the process's threads (<c>getrusage</c>: voluntary + involuntary) per operation, median over
+    /// the rounds; NaN when unknown. A thread handing a completion to a sleeping one costs at least one.
+    /// </summary>
+    public double ContextSwitchesPerOperation { get; init; } = double.NaN;
+
+    /// <summary>Spindle's <c>io_uring_enter</c> calls per operation (its meter's count), median over the rounds; NaN when unknown.</summary>
+    public double RingEntersPerOperation { get; init; } = double.NaN;
+
     /// <summary>The median latency of one operation over every measured round; NaN when the row does not record latencies.</summary>
     public double P50Ns { get; init; } = double.NaN;
 
     /// <summary>The 99th percentile latency of one operation over every measured round; NaN when the row does not record latencies.</summary>
     public double P99Ns { get; init; } = double.NaN;
+
+    /// <summary>The longest single operation over every measured round (the worst wait); NaN when the row does not record latencies.</summary>
+    public double WorstNs { get; init; } = double.NaN;
 
     /// <summary>How many latencies the percentiles come from.</summary>
     public int LatencySamples { get; init; }
@@ -45,8 +57,17 @@ public sealed record FioResult(string Command, double Iops, double BytesPerSecon
     /// <summary>Nanoseconds per operation at fio's rate.</summary>
     public double NsPerOperation => Iops > 0 ? 1e9 / Iops : double.NaN;
 
+    /// <summary>fio's I/Os in its run (<c>total_ios</c>); NaN for a reference command.</summary>
+    public double Operations { get; init; } = double.NaN;
+
     /// <summary>fio's CPU time (usr_cpu + sys_cpu × its runtime) per I/O; NaN for a reference command.</summary>
     public double CpuNsPerOperation { get; init; } = double.NaN;
+
+    /// <summary>fio's context switches (its job's <c>ctx</c>) per I/O; NaN for a reference command.</summary>
+    public double ContextSwitchesPerOperation { get; init; } = double.NaN;
+
+    /// <summary>fio's <c>io_uring_enter</c> calls per I/O, counted by <c>perf stat</c> around it; NaN when not counted.</summary>
+    public double RingEntersPerOperation { get; init; } = double.NaN;
 
     /// <summary>fio's median completion latency (<c>clat_ns</c> 50th percentile); NaN when not reported.</summary>
     public double P50Ns { get; init; } = double.NaN;
@@ -82,6 +103,15 @@ public sealed class RowResult
     /// <summary>Bytes a contender allocated per I/O call, NaN when the row has no call count.</summary>
     public double AllocatedPerCall(ContenderResult result) =>
         CallsPerInvocation > 0 ? result.AllocatedBytesPerOperation * OperationsPerInvocation / CallsPerInvocation : double.NaN;
+
+    /// <summary>True when the row has a fio job (whether or not fio ran): its mechanism figures are shown beside fio's.</summary>
+    public bool HasFioJob { get; init; }
+
+    /// <summary>CPU-bound processes that ran beside this row (<c>--busy</c>), 0 on a quiet run.</summary>
+    public int BusyNeighbours { get; init; }
+
+    /// <summary>For a row measured beside busy processes, the same row measured just before without them; else null.</summary>
+    public RowResult? QuietTwin { get; init; }
 
     /// <summary>Figures per contender that ran; System.IO first.</summary>
     public required IReadOnlyList<ContenderResult> Results { get; init; }
@@ -132,6 +162,25 @@ public sealed class RowResult
         double ratio = a.MedianNs / s.MedianNs;
         return new RatioEstimate(ratio, Math.Min(ratio, a.MinNs / s.MaxNs), Math.Max(ratio, a.MaxNs / s.MinNs), Math.Min(s.Rounds, a.Rounds));
     }
+
+    /// <summary>This row's figures under another name, as the busy twin of <paramref name="quiet"/> measured beside <paramref name="neighbours"/> busy processes.</summary>
+    public RowResult AsBusyTwin(string name, RowResult quiet, int neighbours) => new()
+    {
+        Name = name,
+        Group = Group,
+        IsAsync = IsAsync,
+        OperationsPerInvocation = OperationsPerInvocation,
+        CallsPerInvocation = CallsPerInvocation,
+        InFlight = InFlight,
+        RecordsLatency = RecordsLatency,
+        HasFioJob = HasFioJob,
+        Results = Results,
+        Skipped = Skipped,
+        Fio = Fio,
+        FioNote = FioNote,
+        BusyNeighbours = neighbours,
+        QuietTwin = quiet,
+    };
 
     /// <summary>The figure of one contender, or null when it did not run.</summary>
     public ContenderResult? For(Contender contender) => Results.FirstOrDefault(r => r.Contender == contender);

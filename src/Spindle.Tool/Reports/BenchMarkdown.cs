@@ -24,6 +24,10 @@ public static class BenchMarkdown
         text.AppendLine($"- Spindle engines: {report.Engines}");
         text.AppendLine($"- Harness: a warm-up until each contender's time settles and its tier-1 code is compiled (the tool runs with the runtime's tier-1 promotion delay at 0), then {report.Settings.Rounds} rounds per contender (at least 7 where a single call is long, to keep the time budget), System.IO and Spindle interleaved; "
             + $"rows whose verdict was still open got up to {report.Settings.MaxRounds} paired rounds of System.IO and Auto; fio: {report.FioVersion ?? FioRunner.NotInstalled}");
+        foreach (string note in report.Notes)
+        {
+            text.AppendLine($"- **Note:** {note}");
+        }
         text.AppendLine();
         var summary = new BenchSummary(report.Rows);
         text.AppendLine("## Verdict");
@@ -51,10 +55,13 @@ public static class BenchMarkdown
         if (cpu.Count > 0)
         {
             text.AppendLine();
-            text.AppendLine("## CPU and latency per operation");
+            text.AppendLine("## CPU, context switches and io_uring_enter calls per operation");
             text.AppendLine();
             text.AppendLine("CPU/op is the process's user + system CPU time (every thread: callers, the ring thread, pool threads, GC) over the measured batches divided by their operations, median over the rounds; "
-                + "fio's is (usr_cpu + sys_cpu) × its runtime / its I/Os. p50 and p99 are over every operation of every measured round, from the call to the resumed await; fio's are its completion latencies (`clat_ns`), which leave out its submission time.");
+                + "fio's is (usr_cpu + sys_cpu) × its runtime / its I/Os. "
+                + "Switches/op is the process's context switches (`getrusage`: voluntary + involuntary, every thread) per operation, median over the rounds: each hand-off of a completion to a sleeping thread costs one or more; "
+                + "fio's is its job's `ctx` / its I/Os. Enters/op is `io_uring_enter` calls per operation: Spindle's from its meter (`spindle.io_uring.enters`), fio's counted by `perf stat` on the syscall tracepoint around each fio run; System.IO makes none. "
+                + "p50, p99 and worst are over every operation of every measured round, from the call to the resumed await; fio's are its completion latencies (`clat_ns`), which leave out its submission time.");
             text.AppendLine();
             text.Append(cpu.ToMarkdown());
         }

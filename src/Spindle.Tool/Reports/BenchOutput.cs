@@ -9,6 +9,10 @@ public static class BenchOutput
     /// <summary>The headline verdict, the main table, then the CPU and latency table and the sweep table when their rows ran.</summary>
     public static void WriteTables(BenchReport report, TextWriter writer)
     {
+        foreach (string note in report.Notes)
+        {
+            writer.WriteLine("note: " + note);
+        }
         if (report.Rows.Count > 0)
         {
             writer.WriteLine(new BenchSummary(report.Rows).Headline());
@@ -19,7 +23,7 @@ public static class BenchOutput
         if (cpu.Count > 0)
         {
             writer.WriteLine();
-            writer.WriteLine("CPU and latency per operation (CPU: process user + system time / operations; p50/p99 per operation; fio: clat percentiles)");
+            writer.WriteLine(BenchTable.CpuAndLatencyTitle);
             writer.Write(cpu.ToConsole());
         }
         if (BenchTable.SweepRows(report.Rows).Count > 0)

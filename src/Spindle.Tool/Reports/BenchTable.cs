@@ -6,12 +6,17 @@ namespace Spindle.Tool.Reports;
 
 /// <summary>
 /// The tables of <c>spindle bench</c>: per row the median time per operation of each contender with
-/// Spindle Auto's ratio as the headline; CPU and latency per operation beside fio's; the queue-depth sweep.
+/// Spindle Auto's ratio as the headline; CPU, context switches, io_uring enters and latency per operation beside
+/// fio's; the queue-depth sweep.
 /// </summary>
 public static class BenchTable
 {
     /// <summary>The title of the ratio column: the default engine against System.IO.</summary>
     public const string RatioTitle = "Auto / System.IO";
+
+    /// <summary>The terminal's title of <see cref="CpuAndLatency"/>.</summary>
+    public const string CpuAndLatencyTitle = "CPU, context switches, io_uring_enter calls and latency per operation (CPU: process user + system time / operations; "
+        + "switches: getrusage voluntary + involuntary, every thread; enters: Spindle's meter, fio's counted by perf; p50/p99/worst per operation; fio: clat percentiles)";
 
     /// <summary>The title of the interval column.</summary>
     public const string IntervalTitle = "95 % interval";
@@ -55,33 +60,49 @@ public static class BenchTable
     }
 
     /// <summary>
-    /// CPU time and latency per operation of every contender and of fio, for the rows that record
-    /// latencies (random reads, sequential O_DIRECT, the sweep); one line per contender.
+    /// CPU time, context switches, <c>io_uring_enter</c> calls and latency per operation of every contender and of fio,
+    /// for the rows that record latencies (random reads, sequential O_DIRECT, the sweep) or have a fio job; one line per contender.
     /// </summary>
     public static TextTable CpuAndLatency(IReadOnlyList<RowResult> rows)
     {
-        var table = new TextTable(["Row", "Who", "Time/op", "Ops/s", "CPU/op", "p50", "p99"], [false, false, true, true, true, true, true]);
-        foreach (RowResult row in rows.Where(r => r.RecordsLatency && r.Skipped is null))
+        var table = new TextTable(["Row", "Who", "Time/op", "Ops/s", "CPU/op", "Switches/op", "Enters/op", "p50", "p99", "Worst"],
+            [false, false, true, true, true, true, true, true, true, true]);
+        foreach (RowResult row in MechanismRows(rows))
         {
             string name = row.Name;
             foreach (ContenderResult result in row.Results)
             {
                 table.Add(name, result.Contender.Title(), Units.Nanoseconds(result.MedianNs), Rate(result.OperationsPerSecond),
-                    Units.Nanoseconds(result.CpuNsPerOperation), Units.Nanoseconds(result.P50Ns), Units.Nanoseconds(result.P99Ns));
+                    Units.Nanoseconds(result.CpuNsPerOperation), PerOperation(result.ContextSwitchesPerOperation), PerOperation(result.RingEntersPerOperation),
+                    Units.Nanoseconds(result.P50Ns), Units.Nanoseconds(result.P99Ns), Units.Nanoseconds(result.WorstNs));
                 name = "";
             }
             if (row.Fio is { } fio)
             {
-                table.Add(name, "fio", Units.Nanoseconds(fio.NsPerOperation), Rate(fio.Iops),
-                    Units.Nanoseconds(fio.CpuNsPerOperation), Units.Nanoseconds(fio.P50Ns), Units.Nanoseconds(fio.P99Ns));
+                table.Add(name, "fio", Units.Nanoseconds(fio.NsPerOperation), Rate(fio.Iops), Units.Nanoseconds(fio.CpuNsPerOperation),
+                    PerOperation(fio.ContextSwitchesPerOperation), PerOperation(fio.RingEntersPerOperation),
+                    Units.Nanoseconds(fio.P50Ns), Units.Nanoseconds(fio.P99Ns), "");
             }
-            else
+            else if (row.HasFioJob)
             {
-                table.Add(name, "fio", row.FioNote, "", "", "", "");
+                table.Add(name, "fio", row.FioNote, "", "", "", "", "", "", "");
             }
         }
         return table;
     }
+
+    /// <summary>The rows whose CPU, context switches and enters per operation the reports show: latency-recording rows and rows with a fio job.</summary>
+    public static IReadOnlyList<RowResult> MechanismRows(IReadOnlyList<RowResult> rows) =>
+        rows.Where(r => r.Skipped is null && (r.RecordsLatency || r.HasFioJob)).ToList();
+
+    /// <summary>A count per operation (context switches, enters): two decimals, three below 0.1, "n/a" when unknown.</summary>
+    public static string PerOperation(double count) => count switch
+    {
+        double.NaN => "n/a",
+        0 => "0",
+        < 0.1 => count.ToString("0.000", CultureInfo.InvariantCulture),
+        _ => count.ToString("0.00", CultureInfo.InvariantCulture),
+    };
 
     /// <summary>The queue-depth sweep: operations per second at each depth, System.IO, Spindle Auto and fio.</summary>
     public static TextTable Sweep(IReadOnlyList<RowResult> rows)
@@ -103,7 +124,7 @@ public static class BenchTable
 
     /// <summary>The sweep rows that ran, by depth.</summary>
     public static IReadOnlyList<RowResult> SweepRows(IReadOnlyList<RowResult> rows) =>
-        rows.Where(r => r.Group == "Sweep" && r.Skipped is null).OrderBy(r => r.InFlight).ToList();
+        rows.Where(r => r.Group == "Sweep" && r.Skipped is null && r.BusyNeighbours == 0).OrderBy(r => r.InFlight).ToList();
 
     /// <summary>The fio cell: fio's time per operation and bandwidth, and Spindle Auto's throughput as a share of it.</summary>
     public static string Fio(RowResult row)

@@ -15,12 +15,11 @@ internal static partial class PageCache
     public static void Drop(string path)
     {
         using var handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
-        int fd = (int)handle.DangerousGetHandle();
-        if (Fsync(fd) != 0)
+        if (Fsync(handle) != 0)
         {
             throw new IOException($"cannot drop the page cache of {path}: fsync failed (errno {Marshal.GetLastPInvokeError()})");
         }
-        int error = PosixFadvise(fd, 0, 0, PosixFadvDontNeed);   // returns the error number itself
+        int error = PosixFadvise(handle, 0, 0, PosixFadvDontNeed);   // returns the error number itself
         if (error != 0)
         {
             throw new IOException($"cannot drop the page cache of {path}: posix_fadvise failed (errno {error})");
@@ -28,8 +27,8 @@ internal static partial class PageCache
     }
 
     [LibraryImport("libc", EntryPoint = "fsync", SetLastError = true)]
-    private static partial int Fsync(int fd);
+    private static partial int Fsync(SafeHandle fd);
 
     [LibraryImport("libc", EntryPoint = "posix_fadvise")]
-    private static partial int PosixFadvise(int fd, long offset, long length, int advice);
+    private static partial int PosixFadvise(SafeHandle fd, long offset, long length, int advice);
 }

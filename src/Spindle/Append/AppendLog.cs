@@ -28,8 +28,11 @@ namespace Spindle;
 /// </remarks>
 public static partial class AppendLog
 {
+    // The frame format's limit, a constant for the codec; callers read the property.
+    internal const int MaxPayload = 1 << 30;
+
     /// <summary>The largest payload a frame holds (1 GiB); a header claiming more is damage.</summary>
-    public const int MaxPayloadLength = 1 << 30;
+    public static int MaxPayloadLength => MaxPayload;
 
     // Frames up to this size are built on the stack.
     private const int StackFrameLimit = 1024;
@@ -141,20 +144,8 @@ public static partial class AppendLog
 
     private static bool IsAppendHandle(SafeFileHandle handle)
     {
-        bool added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            int flags = Libc.Fcntl(HandleIo.Fd(handle), LinuxConstants.F_GETFL, 0);
-            return flags >= 0 && (flags & OpenFlags.O_APPEND) != 0;
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
+        int flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
+        return flags >= 0 && (flags & OpenFlags.O_APPEND) != 0;
     }
 
     private delegate void FrameWriter<T>(T target, ReadOnlySpan<byte> frame);

@@ -24,11 +24,19 @@ namespace Spindle;
 /// file by a scan (its bytes were written, their durability is unknown). Other processes may append to the same
 /// file; their records are theirs to sync.</para>
 /// </remarks>
-public sealed class AppendLogWriter : IThreadPoolWorkItem
+public sealed class AppendLogWriter
 {
     private const int InitialBufferSize = 64 * 1024;
 
+    /// <summary>
+    /// The largest buffer kept once its commit is done; a larger one (grown for a large record or a large burst) is
+    /// dropped for one of <see cref="InitialBufferSize"/>, so that one large record does not hold its size for the
+    /// writer's life. Allocating 64 KiB again is small beside the write and the sync of more than this.
+    /// </summary>
+    private const int MaxKeptBufferSize = 1024 * 1024;
+
     private readonly SafeFileHandle _handle;
+    private readonly Drain _drain;                        // the pool threads' work item; private so that no caller can queue it
     private readonly Lock _lock = new();
     private byte[] _queued = new byte[InitialBufferSize]; // frames waiting for the next write, [0, _queuedLength)
     private int _queuedLength;
@@ -47,6 +55,7 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
     {
         AppendLog.ValidateAppendHandle(handle);
         _handle = handle;
+        _drain = new Drain(this);
     }
 
     /// <summary>
@@ -111,8 +120,8 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
         commit.Outcome.ThrowIfNotCovered(end, _handle);
     }
 
-    /// <summary>The leader's loop on a pool thread: commit what is queued until nothing is.</summary>
-    void IThreadPoolWorkItem.Execute()
+    /// <summary>The leader's loop on a pool thread (<see cref="Drain"/>): commit what is queued until nothing is.</summary>
+    private void CommitUntilEmpty()
     {
         do
         {
@@ -126,8 +135,14 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
     {
         if (StillQueued())
         {
-            ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+            ThreadPool.UnsafeQueueUserWorkItem(_drain, preferLocal: false);
         }
+    }
+
+    /// <summary>The work item a pool thread runs to lead the commits queued while the inline leader wrote; one per writer.</summary>
+    private sealed class Drain(AppendLogWriter writer) : IThreadPoolWorkItem
+    {
+        public void Execute() => writer.CommitUntilEmpty();
     }
 
     // Whether frames wait; when none do, gives up leadership under the lock, so that the next caller leads.
@@ -163,26 +178,18 @@ public sealed class AppendLogWriter : IThreadPoolWorkItem
         long durable = 0;
         int errno = 0;
         Exception? error = null;
-        bool added = false;
         try
         {
-            _handle.DangerousAddRef(ref added);
-            durable = DurableIo.AppendAndSync(HandleIo.Fd(_handle), frames.AsSpan(0, length), out errno);
+            durable = DurableIo.AppendAndSync(_handle, frames.AsSpan(0, length), out errno);
         }
         catch (Exception e)
         {
             error = e; // the handle was closed
         }
-        finally
-        {
-            if (added)
-            {
-                _handle.DangerousRelease();
-            }
-        }
+        byte[] kept = frames.Length > MaxKeptBufferSize ? new byte[InitialBufferSize] : frames;
         lock (_lock)
         {
-            _spare = frames;
+            _spare = kept;
         }
         var outcome = new CommitOutcome(durable, errno, error);
         commit?.Complete(outcome);

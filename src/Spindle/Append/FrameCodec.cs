@@ -106,7 +106,7 @@ internal static class FrameCodec
                 scratch[decoded++] = 0;
             }
         }
-        if (decoded != frameLength || frameLength - PrefixSize > AppendLog.MaxPayloadLength)
+        if (decoded != frameLength || frameLength - PrefixSize > AppendLog.MaxPayload)
         {
             return -1;
         }

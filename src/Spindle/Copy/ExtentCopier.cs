@@ -1,4 +1,5 @@
 using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Handles;
 using Spindle.Interop;
@@ -21,7 +22,7 @@ internal static unsafe class ExtentCopier
     private const long KernelChunk = 64L << 20;
     private const int BufferChunk = 1 << 20;
 
-    internal static void Copy(int inFd, int outFd, long length, string source, string destination,
+    internal static void Copy(SafeFileHandle inFd, SafeFileHandle outFd, long length, string source, string destination,
         IProgress<long>? progress, CancellationToken cancellationToken)
     {
         var state = new CopyState(inFd, outFd, outDelta: 0, source, destination, progress, cancellationToken);
@@ -48,7 +49,7 @@ internal static unsafe class ExtentCopier
     /// Copies what <paramref name="inFd"/> reads until its end into <paramref name="outFd"/> with read/write at
     /// their current positions, as System.IO does for a pipe, a FIFO or a device: no offsets, extents or length.
     /// </summary>
-    internal static void CopySequential(int inFd, int outFd, string source, string destination, IProgress<long>? progress,
+    internal static void CopySequential(SafeFileHandle inFd, SafeFileHandle outFd, string source, string destination, IProgress<long>? progress,
         CancellationToken cancellationToken)
     {
         var state = new CopyState(inFd, outFd, outDelta: 0, source, destination, progress, cancellationToken);
@@ -67,7 +68,7 @@ internal static unsafe class ExtentCopier
     /// included, since the destination range may hold data); returns how many bytes were copied, fewer
     /// when the source ends first. The destination's length is not changed beyond what is written.
     /// </summary>
-    internal static long CopyBytes(int inFd, long inOffset, int outFd, long outOffset, long count, string? source, string? destination,
+    internal static long CopyBytes(SafeFileHandle inFd, long inOffset, SafeFileHandle outFd, long outOffset, long count, string? source, string? destination,
         CancellationToken cancellationToken)
     {
         var state = new CopyState(inFd, outFd, outOffset - inOffset, source, destination, progress: null, cancellationToken);
@@ -88,7 +89,7 @@ internal static unsafe class ExtentCopier
     /// System.IO's <c>File.Copy</c> tries first: where the file system can (btrfs, xfs with reflink, bcachefs, NFS 4.2)
     /// nothing is copied, holes stay holes and no free space is needed. False elsewhere (EOPNOTSUPP, EXDEV, EINVAL).
     /// </summary>
-    internal static bool TryClone(int inFd, int outFd) => Libc.IoctlValue(outFd, LinuxConstants.FICLONE, inFd) == 0;
+    internal static bool TryClone(SafeFileHandle inFd, SafeFileHandle outFd) => Libc.IoctlValue(outFd, LinuxConstants.FICLONE, inFd) == 0;
 
     private static void CopyExtents(ref CopyState state, long length)
     {
@@ -131,9 +132,9 @@ internal static unsafe class ExtentCopier
     /// Whether reserving a copy's space in <paramref name="outFd"/> before the copy helps: not on tmpfs and ramfs, where
     /// a preallocation allocates and zeroes the pages the copy then writes again.
     /// </summary>
-    internal static bool WorthPreallocating(int outFd) => LocalFileSystems.Ask(outFd, readable: false) != FileSystemKind.Memory;
+    internal static bool WorthPreallocating(SafeFileHandle outFd) => LocalFileSystems.Ask(outFd, readable: false) != FileSystemKind.Memory;
 
-    private static void Preallocate(int outFd, long offset, long count, string? destination)
+    private static void Preallocate(SafeFileHandle outFd, long offset, long count, string? destination)
     {
         if (count <= 0 || Libc.FAllocate(outFd, LinuxConstants.FALLOC_FL_KEEP_SIZE, offset, count) == 0)
         {
@@ -147,7 +148,7 @@ internal static unsafe class ExtentCopier
         }
     }
 
-    private static void SetLength(int outFd, long length, string destination)
+    private static void SetLength(SafeFileHandle outFd, long length, string destination)
     {
         int result;
         while ((result = Libc.FTruncate(outFd, length)) < 0 && Errno.Last == Errno.EINTR)
@@ -162,8 +163,8 @@ internal static unsafe class ExtentCopier
     /// <summary>The moving parts of one copy: descriptors, how far it got, and the fallback buffer once needed.</summary>
     private struct CopyState : IDisposable
     {
-        internal readonly int InFd;
-        internal readonly int OutFd;
+        internal readonly SafeFileHandle InFd;
+        internal readonly SafeFileHandle OutFd;
         internal readonly string? Destination;
         private readonly long _outDelta;   // destination offset minus source offset
         private readonly string? _source;
@@ -172,7 +173,7 @@ internal static unsafe class ExtentCopier
         private bool _kernelRefused; // copy_file_range failed once; the buffer loop does the rest
         private byte* _buffer;       // the fallback buffer, allocated on first use
 
-        internal CopyState(int inFd, int outFd, long outDelta, string? source, string? destination, IProgress<long>? progress,
+        internal CopyState(SafeFileHandle inFd, SafeFileHandle outFd, long outDelta, string? source, string? destination, IProgress<long>? progress,
             CancellationToken cancellationToken)
         {
             InFd = inFd;

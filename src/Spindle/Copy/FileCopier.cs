@@ -37,11 +37,9 @@ internal static unsafe class FileCopier
         bool regularOutput = false;
         try
         {
-            int outFd = (int)output.DangerousGetHandle();
-            int inFd = (int)input.DangerousGetHandle();
             bool regularInput = (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
             // A clone succeeds only between regular files of one file system; the destination was just emptied.
-            bool cloned = regularInput && status.Size > 0 && ExtentCopier.TryClone(inFd, outFd);
+            bool cloned = regularInput && status.Size > 0 && ExtentCopier.TryClone(input, output);
             regularOutput = cloned || (Status(output, destination).Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFREG;
             if (cloned)
             {
@@ -49,16 +47,16 @@ internal static unsafe class FileCopier
             }
             else if (regularOutput && regularInput)
             {
-                ExtentCopier.Copy(inFd, outFd, (long)status.Size, source, destination, progress, cancellationToken);
+                ExtentCopier.Copy(input, output, (long)status.Size, source, destination, progress, cancellationToken);
             }
             else
             {
-                ExtentCopier.CopySequential((int)input.DangerousGetHandle(), outFd, source, destination, progress, cancellationToken);
+                ExtentCopier.CopySequential(input, output, source, destination, progress, cancellationToken);
             }
-            CopyTimes(outFd, status);
+            CopyTimes(output, status);
             // The create mode was filtered by the umask, and an overwritten file kept its own: set the source's.
             int result;
-            while ((result = Libc.FChmod(outFd, status.Mode & PermissionBits)) < 0 && Errno.Last == Errno.EINTR)
+            while ((result = Libc.FChmod(output, status.Mode & PermissionBits)) < 0 && Errno.Last == Errno.EINTR)
             {
             }
             if (result < 0 && Errno.Last != Errno.EPERM)
@@ -104,19 +102,19 @@ internal static unsafe class FileCopier
     private static StatxBuffer Status(SafeFileHandle handle, string path)
     {
         StatxBuffer status;
-        if (Libc.Statx((int)handle.DangerousGetHandle(), string.Empty, LinuxConstants.AT_EMPTY_PATH, StatxBasic, &status) != 0)
+        if (Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, StatxBasic, &status) != 0)
         {
             throw IoErrors.ForErrno(Errno.Last, path);
         }
         return status;
     }
 
-    private static void CopyTimes(int outFd, in StatxBuffer status)
+    private static void CopyTimes(SafeFileHandle output, in StatxBuffer status)
     {
         // Best effort, as in System.IO: a file system that cannot keep the times still gets the data.
         TimeSpec* times = stackalloc TimeSpec[2];
         times[0] = new TimeSpec { Seconds = status.AccessTimeSeconds, Nanoseconds = status.AccessTimeNanoseconds };
         times[1] = new TimeSpec { Seconds = status.ModifyTimeSeconds, Nanoseconds = status.ModifyTimeNanoseconds };
-        Libc.FutimeNs(outFd, times);
+        Libc.FutimeNs(output, times);
     }
 }

@@ -18,11 +18,16 @@ namespace Spindle;
 /// </remarks>
 public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
 {
+    // The pool's tuning as constants for its own arithmetic; callers read the properties, so that a later version
+    // may change a value without recompiling them.
+    internal const int LargestPooled = 16 << 20;
+    private const int KeptPerSize = 16;
+
     /// <summary>The largest buffer kept for reuse; larger rentals are allocated and freed each time.</summary>
-    public const int LargestPooledSize = 16 << 20;
+    public static int LargestPooledSize => LargestPooled;
 
     /// <summary>How many free buffers of one size the pool keeps.</summary>
-    public const int BuffersKeptPerSize = 16;
+    public static int BuffersKeptPerSize => KeptPerSize;
 
     private const int DefaultRentSize = 64 << 10;
 
@@ -46,7 +51,7 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
         }
         Alignment = alignment;
         _smallestShift = BitOperations.Log2((uint)alignment);
-        int sizes = BitOperations.Log2(LargestPooledSize) - _smallestShift + 1;
+        int sizes = BitOperations.Log2(LargestPooled) - _smallestShift + 1;
         _free = new ConcurrentStack<nint>[Math.Max(sizes, 1)];
         for (int i = 0; i < _free.Length; i++)
         {
@@ -90,7 +95,7 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
     {
         Interlocked.Decrement(ref _outstanding);
         int bucket = Bucket(size);
-        if (_disposed == 0 && bucket < _free.Length && _free[bucket].Count < BuffersKeptPerSize)
+        if (_disposed == 0 && bucket < _free.Length && _free[bucket].Count < KeptPerSize)
         {
             _free[bucket].Push((nint)block);
             return;

@@ -1,4 +1,5 @@
 using System.Numerics;
+using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
 
 namespace Spindle.Direct;
@@ -12,7 +13,7 @@ internal static unsafe class AlignmentProbe
 {
     private const uint BLKSSZGET = 0x1268;
 
-    internal static DirectIOAlignment For(int fd, string? path)
+    internal static DirectIOAlignment For(SafeFileHandle fd, string? path)
     {
         StatxBuffer status;
         if (Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_DIOALIGN | LinuxConstants.STATX_TYPE, &status) != 0)
@@ -33,7 +34,7 @@ internal static unsafe class AlignmentProbe
         return new DirectIOAlignment(blockSize, blockSize);
     }
 
-    private static int LogicalBlockSize(int fd, in StatxBuffer status)
+    private static int LogicalBlockSize(SafeFileHandle fd, in StatxBuffer status)
     {
         if ((status.Mode & LinuxConstants.S_IFMT) == 0x6000 /* S_IFBLK */)
         {

@@ -86,7 +86,7 @@ internal readonly unsafe struct DirectOpen
     {
         if ((flags & OpenFlags.O_DIRECT) != 0)
         {
-            DirectHandles.Register(handle, AlignmentProbe.For((int)handle.DangerousGetHandle(), null));
+            DirectHandles.Register(handle, AlignmentProbe.For(handle, null));
         }
     }
 }

@@ -69,37 +69,23 @@ internal static class FileContent
         {
             return -1; // nothing to try (FUSE, overlayfs: the flag fails)
         }
-        bool added = false;
-        try
+        fixed (byte* pointer = buffer)
         {
-            handle.DangerousAddRef(ref added);
-            fixed (byte* pointer = buffer)
+            int flags = opened.Opened.FileSystem == FileSystemKind.Memory ? 0 : LinuxConstants.RWF_NOWAIT;
+            nint read = Libc.PReadV2(handle, pointer, (nuint)buffer.Length, offset, flags);
+            if (read < 0 && flags != 0 && Errno.Last == Errno.EOPNOTSUPP && opened.Opened.FileSystem == FileSystemKind.Unknown
+                && LocalFileSystems.Ask(handle, readable: true) == FileSystemKind.Memory)
             {
-                IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
-                int fd = HandleIo.Fd(handle);
-                int flags = opened.Opened.FileSystem == FileSystemKind.Memory ? 0 : LinuxConstants.RWF_NOWAIT;
-                nint read = Libc.PReadV2(fd, &vector, 1, offset, flags);
-                if (read < 0 && flags != 0 && Errno.Last == Errno.EOPNOTSUPP && opened.Opened.FileSystem == FileSystemKind.Unknown
-                    && LocalFileSystems.Ask(fd, readable: true) == FileSystemKind.Memory)
-                {
-                    // A file on an anonymous device the open did not ask about, which is tmpfs after all: a plain read is the copy.
-                    read = Libc.PReadV2(fd, &vector, 1, offset, 0);
-                }
-                if (read < 0)
-                {
-                    return -1;
-                }
-                SpindleMetrics.FastPathHit();
-                SpindleMetrics.Operation(SpindleRandomAccess.DefaultEngine, IoDirection.Read, read, IoMechanism.FastPath);
-                return (int)read;
+                // A file on an anonymous device the open did not ask about, which is tmpfs after all: a plain read is the copy.
+                read = Libc.PReadV2(handle, pointer, (nuint)buffer.Length, offset, 0);
             }
-        }
-        finally
-        {
-            if (added)
+            if (read < 0)
             {
-                handle.DangerousRelease();
+                return -1;
             }
+            SpindleMetrics.FastPathHit();
+            SpindleMetrics.Operation(SpindleRandomAccess.DefaultEngine, IoDirection.Read, read, IoMechanism.FastPath);
+            return (int)read;
         }
     }
 
@@ -123,7 +109,7 @@ internal static class FileContent
     {
         if (opened.PendingStatusFlags >= 0)
         {
-            _ = Libc.Fcntl((int)opened.Handle.DangerousGetHandle(), LinuxConstants.F_SETFL, opened.PendingStatusFlags);
+            _ = Libc.Fcntl(opened.Handle, LinuxConstants.F_SETFL, opened.PendingStatusFlags);
         }
         _ = HandleFacts.Of(opened.Handle, opened.Opened);
     }

@@ -31,19 +31,7 @@ public static partial class SpindleFile
         {
             return known;
         }
-        bool added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            return AlignmentProbe.For(HandleIo.Fd(handle), null);
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
+        return AlignmentProbe.For(handle, null);
     }
 
     /// <summary>
@@ -63,23 +51,11 @@ public static partial class SpindleFile
         {
             return false; // only Linux opens direct handles
         }
-        bool added = false;
-        try
+        int flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
+        if (flags < 0)
         {
-            handle.DangerousAddRef(ref added);
-            int flags = Libc.Fcntl(HandleIo.Fd(handle), LinuxConstants.F_GETFL, 0);
-            if (flags < 0)
-            {
-                throw IoErrors.ForErrno(Errno.Last, null);
-            }
-            return (flags & OpenFlags.O_DIRECT) != 0;
+            throw IoErrors.ForErrno(Errno.Last, null);
         }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
+        return (flags & OpenFlags.O_DIRECT) != 0;
     }
 }

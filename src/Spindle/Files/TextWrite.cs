@@ -123,7 +123,7 @@ internal static class TextWrite
             }
             catch (EncoderFallbackException)
             {
-                FileContent.Write(handle, lines.Pending.Span, lines.Offset);
+                WriteEncodedBeforeFailure(handle, ref lines);
                 throw;
             }
             WriteRest(handle, ref lines);
@@ -136,7 +136,7 @@ internal static class TextWrite
 
     private static void WriteRest(SafeFileHandle handle, ref LineBuffer lines)
     {
-        while (!lines.Finish())
+        while (!Finish(handle, ref lines))
         {
             FileContent.Write(handle, lines.Pending.Span, lines.Offset);
             lines.Written();
@@ -144,6 +144,27 @@ internal static class TextWrite
         FileContent.Write(handle, lines.Pending.Span, lines.Offset);
         lines.Written();
     }
+
+    /// <summary>
+    /// Encodes the last block (<see cref="LineBuffer.Finish"/>). An encoder that throws there fails as the writer's
+    /// disposal does: what was encoded before it, the preamble included, is in the file.
+    /// </summary>
+    private static bool Finish(SafeFileHandle handle, ref LineBuffer lines)
+    {
+        try
+        {
+            return lines.Finish();
+        }
+        catch (EncoderFallbackException)
+        {
+            WriteEncodedBeforeFailure(handle, ref lines);
+            throw;
+        }
+    }
+
+    /// <summary>After an encoder threw: the bytes encoded before it (and the preamble) written, as StreamWriter has written them to its stream.</summary>
+    private static void WriteEncodedBeforeFailure(SafeFileHandle handle, ref LineBuffer lines)
+        => FileContent.Write(handle, lines.Pending.Span, lines.Offset);
 
     /// <summary>As <see cref="WriteLines"/>, with the writes on the default engine; disposes <paramref name="handle"/>.</summary>
     internal static async Task WriteLinesAsync(SafeFileHandle handle, IEnumerable<string> contents, Encoding encoding, long offset, CancellationToken cancellationToken)
@@ -172,10 +193,10 @@ internal static class TextWrite
                 }
                 catch (EncoderFallbackException)
                 {
-                    FileContent.Write(handle, lines.Pending.Span, lines.Offset);
+                    WriteEncodedBeforeFailure(handle, ref lines);
                     throw;
                 }
-                while (!lines.Finish())
+                while (!Finish(handle, ref lines))
                 {
                     await WriteAsync(handle, lines.Pending, lines.Offset, cancellationToken).ConfigureAwait(false);
                     lines.Written();

@@ -24,14 +24,14 @@ internal static class FileLocking
     /// <paramref name="fileSystemType"/> is statfs's <c>f_type</c> when the decision needed it, else 0.
     /// </summary>
     /// <exception cref="IOException">Another handle holds a conflicting lock (a sharing violation).</exception>
-    internal static bool TryLock(SafeFileHandle handle, int fd, string path, FileAccess access, FileShare share, out long fileSystemType)
+    internal static bool TryLock(SafeFileHandle handle, string path, FileAccess access, FileShare share, out long fileSystemType)
     {
         int operation = share == FileShare.None ? LinuxConstants.LOCK_EX : LinuxConstants.LOCK_SH;
-        if (!ShouldLock(fd, operation, access, out fileSystemType))
+        if (!ShouldLock(handle, operation, access, out fileSystemType))
         {
             return false;
         }
-        if (Libc.FLock(fd, operation | LinuxConstants.LOCK_NB) >= 0)
+        if (Libc.FLock(handle, operation | LinuxConstants.LOCK_NB) >= 0)
         {
             return true;
         }
@@ -44,7 +44,7 @@ internal static class FileLocking
         return false;
     }
 
-    private static unsafe bool ShouldLock(int fd, int operation, FileAccess access, out long fileSystemType)
+    private static unsafe bool ShouldLock(SafeFileHandle handle, int operation, FileAccess access, out long fileSystemType)
     {
         fileSystemType = 0;
         if (IsDisabled)
@@ -58,7 +58,7 @@ internal static class FileLocking
         // A shared lock for writing is skipped on network file systems, whose flock can be emulated with
         // whole-file locks that would exclude other writers.
         byte* statfs = stackalloc byte[256];
-        if (Libc.FStatFs(fd, statfs) != 0)
+        if (Libc.FStatFs(handle, statfs) != 0)
         {
             return false;
         }

@@ -53,7 +53,7 @@ internal static partial class FileOpener
             FinishResult result;
             try
             {
-                result = Finish(handle, fd, request, out opened, out _);
+                result = Finish(handle, request, out opened, out _);
             }
             catch
             {
@@ -74,7 +74,7 @@ internal static partial class FileOpener
             fd = Libc.OpenRetryingInterrupts(request.FullPath, request.Flags, request.Permissions);
             if (fd < 0)
             {
-                throw OpenFailure(-fd, request.FullPath, request.Flags);
+                throw OpenFailure(-fd, request.FullPath);
             }
         }
     }
@@ -87,7 +87,7 @@ internal static partial class FileOpener
     {
         // O_DIRECT refused: a clear exception, or a buffered open when the caller allowed the fallback.
         result = request.Direct.Complete(result, request.FullPath, ref request.Flags, request.Permissions);
-        return result >= 0 ? result : throw OpenFailure(-result, request.FullPath, request.Flags);
+        return result >= 0 ? result : throw OpenFailure(-result, request.FullPath);
     }
 
     private static int ToOpenFlags(FileMode mode, FileAccess access, FileShare share, FileOptions options)
@@ -122,7 +122,8 @@ internal static partial class FileOpener
         return flags;
     }
 
-    internal static Exception OpenFailure(int errno, string fullPath, int flags)
+    /// <summary>System.IO's exception for an <c>open(2)</c> that failed with <paramref name="errno"/>: the one mapping of every open, synchronous or not.</summary>
+    internal static Exception OpenFailure(int errno, string fullPath)
     {
         // Opening a directory for writing fails with EISDIR; System.IO reports it as access denied.
         if (errno == Errno.EISDIR)
@@ -134,9 +135,10 @@ internal static partial class FileOpener
         {
             return IoErrors.ForErrno(Errno.ENOENT, fullPath, isDirectoryError: true);
         }
-        // A missing path is blamed on the directory when creating, or when the parent is missing too.
+        // A missing path is blamed on the directory only when the directory is missing too, creating or not: a
+        // directory that exists but refuses creation (/proc/self) gives ENOENT, and System.IO says FileNotFound.
         bool isDirectoryError = errno == Errno.ENOENT &&
-            ((flags & OpenFlags.O_CREAT) != 0 || !Directory.Exists(Path.GetDirectoryName(Path.TrimEndingDirectorySeparator(fullPath))));
+            !Directory.Exists(Path.GetDirectoryName(Path.TrimEndingDirectorySeparator(fullPath)));
         return IoErrors.ForErrno(errno, fullPath, isDirectoryError);
     }
 
@@ -146,12 +148,11 @@ internal static partial class FileOpener
     /// never closes <paramref name="handle"/>: on an exception, and on any result but <see cref="FinishResult.Opened"/>,
     /// the caller closes it (its own way) and then does what the result says.
     /// </summary>
-    /// <param name="handle">The handle of <paramref name="fd"/>.</param>
-    /// <param name="fd">The descriptor open(2) returned.</param>
+    /// <param name="handle">The handle of the descriptor open(2) returned.</param>
     /// <param name="request">The open.</param>
     /// <param name="opened">What the steps learned about the file.</param>
     /// <param name="length">A regular file's length from the directory check's <c>fstat</c>, else -1.</param>
-    internal static unsafe FinishResult Finish(SafeFileHandle handle, int fd, in OpenRequest request, out OpenedFile opened, out long length)
+    internal static unsafe FinishResult Finish(SafeFileHandle handle, in OpenRequest request, out OpenedFile opened, out long length)
     {
         length = -1;
         string path = request.FullPath;
@@ -165,7 +166,7 @@ internal static partial class FileOpener
         // Without write access open(2) accepts a directory; reject it from the descriptor to avoid races.
         if ((access & FileAccess.Write) == 0)
         {
-            int fileType = FileType(fd, path, out long size, out ulong device);
+            int fileType = FileType(handle, path, out long size, out ulong device);
             if (request.MayNotHaveWaited && fileType is LinuxConstants.S_IFIFO or LinuxConstants.S_IFCHR)
             {
                 return FinishResult.OpenBlocking;
@@ -183,15 +184,15 @@ internal static partial class FileOpener
                 if (device != 0)
                 {
                     // Its file system: where its reads run and where its close may wait, known now for a dictionary lookup.
-                    opened = opened.WithFileSystem(LocalFileSystems.KindOf(device, fd));
+                    opened = opened.WithFileSystem(LocalFileSystems.KindOf(device, handle));
                 }
             }
         }
 
-        bool isLocked = FileLocking.TryLock(handle, fd, path, access, share, out long fileSystemType);
+        bool isLocked = FileLocking.TryLock(handle, path, access, share, out long fileSystemType);
         if (fileSystemType != 0)
         {
-            opened = opened.WithFileSystem(LocalFileSystems.KindOfType(fileSystemType, fd, readable: (access & FileAccess.Read) != 0));
+            opened = opened.WithFileSystem(LocalFileSystems.KindOfType(fileSystemType, handle, readable: (access & FileAccess.Read) != 0));
         }
         bool deleteOnClose = (options & FileOptions.DeleteOnClose) != 0;
         // A handle of one content call is closed by Spindle and never shared, so its close releases the lock;
@@ -200,7 +201,7 @@ internal static partial class FileOpener
 
         // The lock-file pattern (OpenOrCreate, FileShare.None, DeleteOnClose): the previous owner deletes the
         // file while still holding the lock, so once we hold it the path may name another file, or none.
-        if (isLocked && deleteOnClose && share == FileShare.None && mode == FileMode.OpenOrCreate && !StillAtPath(fd, path))
+        if (isLocked && deleteOnClose && share == FileShare.None && mode == FileMode.OpenOrCreate && !StillAtPath(handle, path))
         {
             return FinishResult.OpenAgain;
         }
@@ -211,12 +212,12 @@ internal static partial class FileOpener
             : 0;
         if (advice != 0)
         {
-            _ = Libc.PosixFAdvise(fd, 0, 0, advice);
+            _ = Libc.PosixFAdvise(handle, 0, 0, advice);
         }
 
         if (mode is FileMode.Create or FileMode.Truncate && !FileLocking.IsDisabled)
         {
-            if (Libc.FTruncate(fd, 0) == 0)
+            if (Libc.FTruncate(handle, 0) == 0)
             {
                 // ftruncate(2) accepts nothing but regular files (EINVAL otherwise), which are seekable: no lseek probe later.
                 opened = opened.WithFileType(LinuxConstants.S_IFREG);
@@ -233,7 +234,7 @@ internal static partial class FileOpener
             }
         }
 
-        if (preallocationSize > 0 && Libc.FAllocate(fd, LinuxConstants.FALLOC_FL_KEEP_SIZE, 0, preallocationSize) < 0)
+        if (preallocationSize > 0 && Libc.FAllocate(handle, LinuxConstants.FALLOC_FL_KEEP_SIZE, 0, preallocationSize) < 0)
         {
             // Preallocation is a hint: only "no space" and "too large" fail the open, and the file is removed.
             int errno = Errno.Last;
@@ -253,32 +254,32 @@ internal static partial class FileOpener
     }
 
     /// <summary>The S_IFMT bits of the open file; the fstat system call where its layout is known, as FileStream makes it.</summary>
-    private static unsafe int FileType(int fd, string path, out long size, out ulong device)
+    private static unsafe int FileType(SafeFileHandle handle, string path, out long size, out ulong device)
     {
         size = -1;
         device = 0;
         if (Libc.FStatLayoutKnown)
         {
-            if (Libc.FStat(fd, out size, out int mode, out device) != 0)
+            if (Libc.FStat(handle, out size, out int mode, out device) != 0)
             {
                 throw IoErrors.ForErrno(Errno.Last, path);
             }
             return mode & LinuxConstants.S_IFMT;
         }
         StatxBuffer status;
-        if (Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) != 0)
+        if (Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) != 0)
         {
             throw IoErrors.ForErrno(Errno.Last, path);
         }
         return status.Mode & LinuxConstants.S_IFMT;
     }
 
-    /// <summary>Whether <paramref name="path"/> still names the file open as <paramref name="fd"/>; throws for errors other than a missing path.</summary>
-    private static unsafe bool StillAtPath(int fd, string path)
+    /// <summary>Whether <paramref name="path"/> still names the file open as <paramref name="handle"/>; throws for errors other than a missing path.</summary>
+    private static unsafe bool StillAtPath(SafeFileHandle handle, string path)
     {
         const uint Identity = LinuxConstants.STATX_TYPE | 0x100; // STATX_INO; the device is always filled
         StatxBuffer opened, named;
-        if (Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, Identity, &opened) != 0)
+        if (Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, Identity, &opened) != 0)
         {
             throw IoErrors.ForErrno(Errno.Last, path);
         }

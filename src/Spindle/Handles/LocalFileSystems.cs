@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Microsoft.Win32.SafeHandles;
 using Spindle.Interop;
 
 namespace Spindle.Handles;
@@ -38,7 +39,7 @@ internal static unsafe class LocalFileSystems
     /// for a block device from the per-device cache (one fstatfs the first time); <see cref="FileSystemKind.Unknown"/> for
     /// an anonymous device, whose kind is asked when needed (<see cref="Ask"/>), and when fstatfs failed.
     /// </summary>
-    internal static FileSystemKind KindOf(ulong device, int fd)
+    internal static FileSystemKind KindOf(ulong device, SafeFileHandle fd)
     {
         if (Major(device) == 0)
         {
@@ -63,7 +64,7 @@ internal static unsafe class LocalFileSystems
     /// Whether the file system <paramref name="fd"/> is on is a local disk or memory one, whose close(2) does no I/O
     /// of its own (one fstatfs, not remembered); false for network and FUSE file systems and any not known.
     /// </summary>
-    internal static bool IsLocal(int fd) => IsLocal(Ask(fd, readable: false));
+    internal static bool IsLocal(SafeFileHandle fd) => IsLocal(Ask(fd, readable: false));
 
     /// <summary>Whether a file system of this kind is a local disk or memory one (false for any other, and for one not known).</summary>
     internal static bool IsLocal(FileSystemKind kind) => kind is FileSystemKind.LocalDisk or FileSystemKind.Memory;
@@ -72,7 +73,7 @@ internal static unsafe class LocalFileSystems
     /// The kind of the file system <paramref name="fd"/> is on (one fstatfs; <see cref="FileSystemKind.Unknown"/> when it
     /// failed); see <see cref="KindOfType"/>.
     /// </summary>
-    internal static FileSystemKind Ask(int fd, bool readable)
+    internal static FileSystemKind Ask(SafeFileHandle fd, bool readable)
     {
         // struct statfs: f_type is the first field (a long) on 64-bit Linux.
         byte* buffer = stackalloc byte[256];
@@ -85,7 +86,7 @@ internal static unsafe class LocalFileSystems
     /// known once per type by probing a <paramref name="readable"/> descriptor; <see cref="FileSystemKind.Other"/> when it
     /// reads without blocking, or when nobody could ask yet (a write-only descriptor cannot be probed).
     /// </summary>
-    internal static FileSystemKind KindOfType(long type, int fd, bool readable)
+    internal static FileSystemKind KindOfType(long type, SafeFileHandle fd, bool readable)
     {
         FileSystemKind kind = OpenedFile.KindOf(type);
         if (kind != FileSystemKind.Other)
@@ -113,10 +114,9 @@ internal static unsafe class LocalFileSystems
     /// without blocking: <c>preadv2(RWF_NOWAIT)</c> of one byte far past the end fails with EOPNOTSUPP, the same
     /// test of the file (FMODE_NOWAIT) by which io_uring decides to hand each request to a kernel worker.
     /// </summary>
-    internal static bool RefusesNonBlockingReads(int fd)
+    internal static bool RefusesNonBlockingReads(SafeFileHandle fd)
     {
         byte probe;
-        IoVector vector = new() { Base = &probe, Count = 1 };
-        return Libc.PReadV2(fd, &vector, 1, ProbeOffset, LinuxConstants.RWF_NOWAIT) < 0 && Errno.Last == Errno.EOPNOTSUPP;
+        return Libc.PReadV2(fd, &probe, 1, ProbeOffset, LinuxConstants.RWF_NOWAIT) < 0 && Errno.Last == Errno.EOPNOTSUPP;
     }
 }

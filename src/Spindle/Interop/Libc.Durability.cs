@@ -7,5 +7,12 @@ internal static unsafe partial class Libc
     internal const int RWF_DSYNC = 0x2;
 
     [System.Runtime.InteropServices.LibraryImport(Lib, EntryPoint = "pwritev2", SetLastError = true)]
-    internal static partial nint PWriteV2(int fd, IoVector* vectors, int count, long offset, int flags);
+    internal static partial nint PWriteV2(System.Runtime.InteropServices.SafeHandle fd, IoVector* vectors, int count, long offset, int flags);
+
+    /// <summary><c>pwritev2</c> of one buffer.</summary>
+    internal static nint PWriteV2(System.Runtime.InteropServices.SafeHandle fd, byte* buffer, nuint count, long offset, int flags)
+    {
+        IoVector vector = new() { Base = buffer, Count = count };
+        return PWriteV2(fd, &vector, 1, offset, flags);
+    }
 }

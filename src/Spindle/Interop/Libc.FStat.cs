@@ -14,13 +14,13 @@ internal static unsafe partial class Libc
 
     /// <summary>
     /// The file's length from one <c>fstat</c> system call; 0 on success, else -1 with errno set.
-    /// Only where <see cref="FStatLayoutKnown"/>. The caller holds a reference on the handle.
+    /// Only where <see cref="FStatLayoutKnown"/>.
     /// </summary>
-    internal static int FStatSize(int fd, out long size) => FStat(fd, out size, out _, out _);
+    internal static int FStatSize(SafeHandle fd, out long size) => FStat(fd, out size, out _, out _);
 
     /// <summary>As <see cref="FStatSize"/>, also giving <c>st_mode</c> (file type and permission bits) and <c>st_dev</c> (the device of the file's file system).</summary>
     [SkipLocalsInit] // the kernel fills the stat buffer; zeroing it first is wasted
-    internal static unsafe int FStat(int fd, out long size, out int mode, out ulong device)
+    internal static unsafe int FStat(SafeHandle fd, out long size, out int mode, out ulong device)
     {
         byte* status = stackalloc byte[StatSize];
         if (Syscall(s_fstatNumber, fd, (long)status, 0, 0, 0, 0) != 0)

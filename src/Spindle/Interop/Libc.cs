@@ -6,6 +6,15 @@ namespace Spindle.Interop;
 /// The libc entry points Spindle calls. Every function sets errno on failure; callers read it with
 /// <see cref="Marshal.GetLastPInvokeError"/> right after the call.
 /// </summary>
+/// <remarks>
+/// A descriptor that a <see cref="SafeHandle"/> owns is passed as that handle, as dotnet/runtime's <c>Interop.Sys</c>
+/// does: the marshaller takes a reference before the call and releases it after, so a concurrent <c>Dispose</c> cannot
+/// close the descriptor (and let the kernel hand its number to another open) while the call runs, and no call site
+/// can forget it. The handle travels as a pointer-sized value where C declares an <c>int</c>; on the 64-bit Linux
+/// ABIs the callee reads the low 32 bits of that register. The <c>int</c> forms are for descriptors no handle owns:
+/// an eventfd, a descriptor an open has not wrapped yet, one a release is closing. A reference that must outlive the
+/// call (the kernel still uses the descriptor afterwards) is a <c>Syscalls.HandleLease</c>.
+/// </remarks>
 internal static unsafe partial class Libc
 {
     private const string Lib = "libc";
@@ -17,11 +26,18 @@ internal static unsafe partial class Libc
     internal static partial int Close(int fd);
 
     [LibraryImport(Lib, EntryPoint = "pread", SetLastError = true)]
-    internal static partial nint PRead(int fd, byte* buffer, nuint count, long offset);
+    internal static partial nint PRead(SafeHandle fd, byte* buffer, nuint count, long offset);
 
     [LibraryImport(Lib, EntryPoint = "pwrite", SetLastError = true)]
-    internal static partial nint PWrite(int fd, byte* buffer, nuint count, long offset);
+    internal static partial nint PWrite(SafeHandle fd, byte* buffer, nuint count, long offset);
 
+    [LibraryImport(Lib, EntryPoint = "read", SetLastError = true)]
+    internal static partial nint Read(SafeHandle fd, byte* buffer, nuint count);
+
+    [LibraryImport(Lib, EntryPoint = "write", SetLastError = true)]
+    internal static partial nint Write(SafeHandle fd, byte* buffer, nuint count);
+
+    // An eventfd of our own, which no handle owns.
     [LibraryImport(Lib, EntryPoint = "read", SetLastError = true)]
     internal static partial nint Read(int fd, byte* buffer, nuint count);
 
@@ -29,62 +45,86 @@ internal static unsafe partial class Libc
     internal static partial nint Write(int fd, byte* buffer, nuint count);
 
     [LibraryImport(Lib, EntryPoint = "preadv", SetLastError = true)]
-    internal static partial nint PReadV(int fd, IoVector* vectors, int count, long offset);
+    internal static partial nint PReadV(SafeHandle fd, IoVector* vectors, int count, long offset);
 
     [LibraryImport(Lib, EntryPoint = "pwritev", SetLastError = true)]
-    internal static partial nint PWriteV(int fd, IoVector* vectors, int count, long offset);
+    internal static partial nint PWriteV(SafeHandle fd, IoVector* vectors, int count, long offset);
 
     [LibraryImport(Lib, EntryPoint = "readv", SetLastError = true)]
-    internal static partial nint ReadV(int fd, IoVector* vectors, int count);
+    internal static partial nint ReadV(SafeHandle fd, IoVector* vectors, int count);
 
     [LibraryImport(Lib, EntryPoint = "writev", SetLastError = true)]
-    internal static partial nint WriteV(int fd, IoVector* vectors, int count);
+    internal static partial nint WriteV(SafeHandle fd, IoVector* vectors, int count);
 
     [LibraryImport(Lib, EntryPoint = "preadv2", SetLastError = true)]
-    internal static partial nint PReadV2(int fd, IoVector* vectors, int count, long offset, int flags);
+    internal static partial nint PReadV2(SafeHandle fd, IoVector* vectors, int count, long offset, int flags);
+
+    /// <summary><c>preadv2</c> into one buffer (the flags, such as <c>RWF_NOWAIT</c>, exist only in the vector form).</summary>
+    internal static nint PReadV2(SafeHandle fd, byte* buffer, nuint count, long offset, int flags)
+    {
+        IoVector vector = new() { Base = buffer, Count = count };
+        return PReadV2(fd, &vector, 1, offset, flags);
+    }
 
     [LibraryImport(Lib, EntryPoint = "lseek", SetLastError = true)]
-    internal static partial long LSeek(int fd, long offset, int whence);
+    internal static partial long LSeek(SafeHandle fd, long offset, int whence);
 
     [LibraryImport(Lib, EntryPoint = "ftruncate", SetLastError = true)]
-    internal static partial int FTruncate(int fd, long length);
+    internal static partial int FTruncate(SafeHandle fd, long length);
 
     [LibraryImport(Lib, EntryPoint = "fsync", SetLastError = true)]
-    internal static partial int FSync(int fd);
+    internal static partial int FSync(SafeHandle fd);
 
     [LibraryImport(Lib, EntryPoint = "fdatasync", SetLastError = true)]
-    internal static partial int FDataSync(int fd);
+    internal static partial int FDataSync(SafeHandle fd);
 
+    [LibraryImport(Lib, EntryPoint = "flock", SetLastError = true)]
+    internal static partial int FLock(SafeHandle fd, int operation);
+
+    // A release unlocks the descriptor it is about to close: its handle takes no references any more.
     [LibraryImport(Lib, EntryPoint = "flock", SetLastError = true)]
     internal static partial int FLock(int fd, int operation);
 
     [LibraryImport(Lib, EntryPoint = "fallocate", SetLastError = true)]
-    internal static partial int FAllocate(int fd, int mode, long offset, long length);
+    internal static partial int FAllocate(SafeHandle fd, int mode, long offset, long length);
 
     // posix_fadvise returns the error number instead of setting errno.
     [LibraryImport(Lib, EntryPoint = "posix_fadvise")]
-    internal static partial int PosixFAdvise(int fd, long offset, long length, int advice);
+    internal static partial int PosixFAdvise(SafeHandle fd, long offset, long length, int advice);
 
+    [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
+    internal static partial int Fcntl(SafeHandle fd, int command, int argument);
+
+    // A descriptor an open has not wrapped in a handle yet.
     [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
     internal static partial int Fcntl(int fd, int command, int argument);
 
     [LibraryImport(Lib, EntryPoint = "unlink", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     internal static partial int Unlink(string path);
 
+    // statx of a path (dirfd AT_FDCWD).
     [LibraryImport(Lib, EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     internal static partial int Statx(int dirfd, string path, int flags, uint mask, StatxBuffer* buffer);
 
+    // statx of an open file (an empty path and AT_EMPTY_PATH).
+    [LibraryImport(Lib, EntryPoint = "statx", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    internal static partial int Statx(SafeHandle fd, string path, int flags, uint mask, StatxBuffer* buffer);
+
     [LibraryImport(Lib, EntryPoint = "fstatfs", SetLastError = true)]
-    internal static partial int FStatFs(int fd, byte* buffer);
+    internal static partial int FStatFs(SafeHandle fd, byte* buffer);
 
     [LibraryImport(Lib, EntryPoint = "copy_file_range", SetLastError = true)]
-    internal static partial nint CopyFileRange(int fdIn, long* offIn, int fdOut, long* offOut, nuint length, uint flags);
+    internal static partial nint CopyFileRange(SafeHandle fdIn, long* offIn, SafeHandle fdOut, long* offOut, nuint length, uint flags);
 
     [LibraryImport(Lib, EntryPoint = "strerror_r")]
     internal static partial byte* StrErrorR(int errnum, byte* buffer, nuint length);
 
     [LibraryImport(Lib, EntryPoint = "syscall", SetLastError = true)]
     internal static partial long Syscall(long number, long a1, long a2, long a3, long a4, long a5, long a6);
+
+    // syscall(2) whose first argument is a descriptor a handle owns.
+    [LibraryImport(Lib, EntryPoint = "syscall", SetLastError = true)]
+    internal static partial long Syscall(long number, SafeHandle fd, long a2, long a3, long a4, long a5, long a6);
 
     [LibraryImport(Lib, EntryPoint = "mmap", SetLastError = true)]
     internal static partial void* MMap(void* address, nuint length, int protection, int flags, int fd, long offset);
@@ -100,21 +140,21 @@ internal static unsafe partial class Libc
 
     // fcntl with a struct flock argument (F_SETLK and friends), for byte-range locks.
     [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
-    internal static partial int FcntlLock(int fd, int command, FileRegionLock* region);
+    internal static partial int FcntlLock(SafeHandle fd, int command, FileRegionLock* region);
 
     // Beyond System.IO: kernel-side copy and direct I/O.
     [LibraryImport(Lib, EntryPoint = "fchmod", SetLastError = true)]
-    internal static partial int FChmod(int fd, int mode);
+    internal static partial int FChmod(SafeHandle fd, int mode);
 
     [LibraryImport(Lib, EntryPoint = "futimens", SetLastError = true)]
-    internal static partial int FutimeNs(int fd, TimeSpec* times);
+    internal static partial int FutimeNs(SafeHandle fd, TimeSpec* times);
 
     [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
-    internal static partial int IoctlInt(int fd, nuint request, int* argument);
+    internal static partial int IoctlInt(SafeHandle fd, nuint request, int* argument);
 
     // ioctl(2) whose argument is a value, not a pointer (FICLONE takes the source descriptor).
     [LibraryImport(Lib, EntryPoint = "ioctl", SetLastError = true)]
-    internal static partial int IoctlValue(int fd, nuint request, nint argument);
+    internal static partial int IoctlValue(SafeHandle fd, nuint request, SafeHandle argument);
 
     // fstat(2), the call FileStream's Length makes: a little cheaper than statx(AT_EMPTY_PATH). The buffer
     // must hold StatSize bytes; st_size is at StatSizeOffset where FStatLayoutKnown (x86-64 and arm64).

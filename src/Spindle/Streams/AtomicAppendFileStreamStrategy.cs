@@ -171,49 +171,36 @@ internal sealed class AtomicAppendFileStreamStrategy : StackedFileStreamStrategy
     /// </summary>
     private unsafe void Append(ReadOnlySpan<byte> data, bool fromBuffer)
     {
-        bool added = false;
-        try
+        fixed (byte* start = data)
         {
-            _handle.DangerousAddRef(ref added);
-            int fd = HandleIo.Fd(_handle);
-            fixed (byte* start = data)
+            byte* pointer = start;
+            nuint remaining = (nuint)data.Length;
+            while (remaining > 0)
             {
-                byte* pointer = start;
-                nuint remaining = (nuint)data.Length;
-                while (remaining > 0)
+                nint written = Libc.Write(_handle, pointer, remaining);
+                if (written < 0)
                 {
-                    nint written = Libc.Write(fd, pointer, remaining);
-                    if (written < 0)
+                    if (Errno.Last == Errno.EINTR)
                     {
-                        if (Errno.Last == Errno.EINTR)
-                        {
-                            continue;
-                        }
-                        throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_handle));
+                        continue;
                     }
-                    SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
-                    pointer += written;
-                    remaining -= (nuint)written;
-                    if (fromBuffer)
-                    {
-                        _start += (int)written;
-                    }
+                    throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_handle));
+                }
+                SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
+                pointer += written;
+                remaining -= (nuint)written;
+                if (fromBuffer)
+                {
+                    _start += (int)written;
                 }
             }
-            // The descriptor's offset is private to this open file, so it is exactly where our data ended.
-            long end = Libc.LSeek(fd, 0, LinuxConstants.SEEK_CUR);
-            if (end < 0)
-            {
-                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_handle));
-            }
-            _os.Position = end;
         }
-        finally
+        // The descriptor's offset is private to this open file, so it is exactly where our data ended.
+        long end = Libc.LSeek(_handle, 0, LinuxConstants.SEEK_CUR);
+        if (end < 0)
         {
-            if (added)
-            {
-                _handle.DangerousRelease();
-            }
+            throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_handle));
         }
+        _os.Position = end;
     }
 }

@@ -27,7 +27,7 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
     /// first use), so a huge buffer size must not fail after the file was opened (and perhaps truncated),
     /// and beyond a few MiB per <c>pwrite</c> a bigger window gains nothing on a device.
     /// </summary>
-    internal const int MaximumWindow = AlignedMemoryPool.LargestPooledSize;
+    internal const int MaximumWindow = AlignedMemoryPool.LargestPooled;
 
     private readonly SafeFileHandle _handle;       // the O_DIRECT descriptor
     private readonly DirectIOAlignment _alignment; // what the file requires

@@ -96,29 +96,16 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     // two streams of one process never conflict, and closing any descriptor of the file drops them all.
     private unsafe void LockRegion(short type, long position, long length)
     {
-        bool added = false;
-        try
+        var region = new FileRegionLock { Type = type, Whence = LinuxConstants.SEEK_SET, Start = position, Length = length };
+        int result;
+        do
         {
-            _fileHandle.DangerousAddRef(ref added);
-            var region = new FileRegionLock { Type = type, Whence = LinuxConstants.SEEK_SET, Start = position, Length = length };
-            int fd = HandleIo.Fd(_fileHandle);
-            int result;
-            do
-            {
-                result = Libc.FcntlLock(fd, FileRegionLock.F_SETLK, &region);
-            }
-            while (result < 0 && Errno.Last == Errno.EINTR);
-            if (result < 0)
-            {
-                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
-            }
+            result = Libc.FcntlLock(_fileHandle, FileRegionLock.F_SETLK, &region);
         }
-        finally
+        while (result < 0 && Errno.Last == Errno.EINTR);
+        if (result < 0)
         {
-            if (added)
-            {
-                _fileHandle.DangerousRelease();
-            }
+            throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
         }
     }
 
@@ -187,7 +174,7 @@ internal abstract class OSFileStreamStrategy : FileStreamStrategy
     // What the open or the first asynchronous operation learned is not asked again.
     private bool CloseMayWait()
         => SafeFileHandleInternals.DeletesOnClose(_fileHandle)
-            || !(_opened.WritesAreCopies ?? LocalAsLearned() ?? LocalFileSystems.IsLocal(HandleIo.Fd(_fileHandle)));
+            || !(_opened.WritesAreCopies ?? LocalAsLearned() ?? LocalFileSystems.IsLocal(_fileHandle));
 
     private bool? LocalAsLearned()
         => _facts is { FileSystem: not FileSystemKind.Unknown } facts ? LocalFileSystems.IsLocal(facts.FileSystem) : null;

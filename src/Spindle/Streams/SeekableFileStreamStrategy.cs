@@ -42,27 +42,15 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
     {
         get
         {
-            bool added = false;
-            try
+            if (!Libc.FStatLayoutKnown)
             {
-                _fileHandle.DangerousAddRef(ref added);
-                if (!Libc.FStatLayoutKnown)
-                {
-                    return HandleIo.GetLength(_fileHandle);
-                }
-                if (Libc.FStatSize(HandleIo.Fd(_fileHandle), out long size) != 0)
-                {
-                    throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
-                }
-                return size;
+                return HandleIo.GetLength(_fileHandle);
             }
-            finally
+            if (Libc.FStatSize(_fileHandle, out long size) != 0)
             {
-                if (added)
-                {
-                    _fileHandle.DangerousRelease();
-                }
+                throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
             }
+            return size;
         }
     }
 
@@ -77,7 +65,7 @@ internal sealed class SeekableFileStreamStrategy : OSFileStreamStrategy
         get
         {
             // Whoever uses the descriptor directly (lseek, read, write) must see the stream's position.
-            if (!_fileHandle.IsClosed && Libc.LSeek(HandleIo.Fd(_fileHandle), _filePosition, LinuxConstants.SEEK_SET) < 0)
+            if (!_fileHandle.IsClosed && Libc.LSeek(_fileHandle, _filePosition, LinuxConstants.SEEK_SET) < 0)
             {
                 throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(_fileHandle));
             }

@@ -50,7 +50,7 @@ internal static class StrategyFactory
         if (SafeFileHandleInternals.CanSeek(handle))
         {
             // A handle from elsewhere: its current OS offset becomes the stream's position.
-            long position = Libc.LSeek(HandleIo.Fd(handle), 0, LinuxConstants.SEEK_CUR);
+            long position = Libc.LSeek(handle, 0, LinuxConstants.SEEK_CUR);
             if (position < 0)
             {
                 throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));

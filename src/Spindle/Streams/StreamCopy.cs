@@ -38,33 +38,8 @@ internal static class StreamCopy
         }
         SafeFileHandle output = destination is SpindleFileStream spindle ? spindle.SafeFileHandle : ((FileStream)destination).SafeFileHandle;
         SafeFileHandle input = source.SafeFileHandle;
-        // The descriptors are used as numbers below (CopyToAsync runs this on the pool): while the copy runs, a
-        // Dispose of either stream must not close them, or the kernel could copy into a file opened meanwhile.
-        bool inputAdded = false, outputAdded = false;
-        try
-        {
-            input.DangerousAddRef(ref inputAdded);
-            output.DangerousAddRef(ref outputAdded);
-            CopyOpen(source, input, destination, output, cancellationToken);
-        }
-        finally
-        {
-            if (outputAdded)
-            {
-                output.DangerousRelease();
-            }
-            if (inputAdded)
-            {
-                input.DangerousRelease();
-            }
-        }
-    }
-
-    private static void CopyOpen(FileStreamStrategy source, SafeFileHandle input, Stream destination, SafeFileHandle output, CancellationToken cancellationToken)
-    {
-        int outFd = HandleIo.Fd(output);
         // Direct or append-only destinations need their own layer's rules; copy_file_range knows neither.
-        int flags = Libc.Fcntl(outFd, LinuxConstants.F_GETFL, 0);
+        int flags = Libc.Fcntl(output, LinuxConstants.F_GETFL, 0);
         if (flags < 0 || (flags & (OpenFlags.O_APPEND | OpenFlags.O_DIRECT)) != 0 || !SafeFileHandleInternals.CanSeek(output))
         {
             CopyWithLoop(source, destination, cancellationToken);
@@ -84,12 +59,12 @@ internal static class StreamCopy
         }
         long outOffset = destination.Position;
         // A hint: space for the copy is reserved up front where the file system can and it helps.
-        if (ExtentCopier.WorthPreallocating(outFd))
+        if (ExtentCopier.WorthPreallocating(output))
         {
-            Libc.FAllocate(outFd, LinuxConstants.FALLOC_FL_KEEP_SIZE, outOffset, count);
+            Libc.FAllocate(output, LinuxConstants.FALLOC_FL_KEEP_SIZE, outOffset, count);
         }
 
-        long copied = ExtentCopier.CopyBytes(HandleIo.Fd(input), inOffset, outFd, outOffset, count,
+        long copied = ExtentCopier.CopyBytes(input, inOffset, output, outOffset, count,
             SafeFileHandleInternals.GetPath(input), SafeFileHandleInternals.GetPath(output), cancellationToken);
         source.Position = inOffset + copied;
         destination.Position = outOffset + copied;
@@ -98,7 +73,7 @@ internal static class StreamCopy
     private static unsafe bool TryGetRegularFileLength(SafeFileHandle handle, out long length)
     {
         StatxBuffer status;
-        if (Libc.Statx(HandleIo.Fd(handle), string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE | LinuxConstants.STATX_SIZE, &status) != 0)
+        if (Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE | LinuxConstants.STATX_SIZE, &status) != 0)
         {
             throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
         }

@@ -23,7 +23,7 @@ internal static class StreamLayers
             return os;
         }
         SafeFileHandle handle = os.SafeFileHandle;
-        int flags = Libc.Fcntl(HandleIo.Fd(handle), LinuxConstants.F_GETFL, 0);
+        int flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
         if (flags < 0)
         {
             throw IoErrors.ForErrno(Errno.Last, SafeFileHandleInternals.GetPath(handle));
@@ -33,7 +33,7 @@ internal static class StreamLayers
             // A handle opened elsewhere with O_DIRECT is not in the registry: probe its file now.
             DirectIOAlignment alignment = DirectHandles.TryGet(handle, out DirectIOAlignment known)
                 ? known
-                : AlignmentProbe.For(HandleIo.Fd(handle), SafeFileHandleInternals.GetPath(handle));
+                : AlignmentProbe.For(handle, SafeFileHandleInternals.GetPath(handle));
             var layer = new DirectFileStreamStrategy((OSFileStreamStrategy)os, handle, alignment, bufferSize);
             bufferSize = 0;
             return layer;

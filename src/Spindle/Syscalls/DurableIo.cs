@@ -15,50 +15,23 @@ internal static unsafe class DurableIo
     // Set once the kernel said it has no pwritev2 (ENOSYS): every later durable write goes straight to the fallback.
     private static volatile bool s_noWriteFlags;
 
-    /// <summary><c>fdatasync</c> on a handle, holding a reference for the call.</summary>
-    internal static void FlushData(SafeFileHandle handle)
-    {
-        bool added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            DataSync(HandleIo.Fd(handle), SafeFileHandleInternals.GetPath(handle));
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
-    }
+    /// <summary><c>fdatasync</c> on a handle.</summary>
+    internal static void FlushData(SafeFileHandle handle) => DataSync(handle, SafeFileHandleInternals.GetPath(handle));
 
-    /// <summary>A durable write on a handle, holding a reference for the call; <paramref name="mechanism"/> says where it runs.</summary>
+    /// <summary>A durable write on a handle; <paramref name="mechanism"/> says where it runs.</summary>
     internal static void WriteDurable(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long offset, IoMechanism mechanism = IoMechanism.Inline)
     {
-        bool added = false;
-        try
-        {
-            handle.DangerousAddRef(ref added);
-            WriteDurable(HandleIo.Fd(handle), buffer, offset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length, mechanism);
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-        }
+        WriteDurable(handle, buffer, offset, SafeFileHandleInternals.GetPath(handle));
+        SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length, mechanism);
     }
 
     /// <summary>
     /// <c>fdatasync</c>: the file's data and the metadata needed to read it back (its size, its block map)
     /// reach the device. Special files that cannot be synchronised are not an error, as for <c>fsync</c> in System.IO.
     /// </summary>
-    internal static void DataSync(int fd, string? path)
+    internal static void DataSync(SafeFileHandle handle, string? path)
     {
-        int errno = DataSyncErrno(fd);
+        int errno = DataSyncErrno(handle);
         if (errno != 0)
         {
             throw IoErrors.ForErrno(errno, path);
@@ -66,9 +39,9 @@ internal static unsafe class DurableIo
     }
 
     /// <summary><c>fdatasync</c>, returning 0 or the errno that matters (the ignored ones read as 0).</summary>
-    internal static int DataSyncErrno(int fd)
+    internal static int DataSyncErrno(SafeFileHandle handle)
     {
-        while (Libc.FDataSync(fd) < 0)
+        while (Libc.FDataSync(handle) < 0)
         {
             int errno = Errno.Last;
             if (errno == Errno.EINTR)
@@ -86,7 +59,7 @@ internal static unsafe class DurableIo
     /// usual and one <c>fdatasync</c> follows it. An error at any point throws: success is never reported for a
     /// byte that is not both written and synchronised.
     /// </summary>
-    internal static void WriteDurable(int fd, ReadOnlySpan<byte> buffer, long offset, string? path)
+    internal static void WriteDurable(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long offset, string? path)
     {
         if (buffer.IsEmpty)
         {
@@ -101,7 +74,8 @@ internal static unsafe class DurableIo
                 bool wroteAny = false;
                 while (remaining > 0)
                 {
-                    nint result = WriteDataSync(fd, pointer, remaining, offset);
+                    nint result = SyscallSeam.Faults is { } faults ? SyscallSeam.WriteDataSync(faults, handle, pointer, remaining, offset)
+                        : Libc.PWriteV2(handle, pointer, remaining, offset, Libc.RWF_DSYNC);
                     if (result < 0)
                     {
                         int errno = Errno.Last;
@@ -134,8 +108,8 @@ internal static unsafe class DurableIo
                     return;
                 }
             }
-            PositionalIo.Write(fd, new ReadOnlySpan<byte>(pointer, (int)remaining), offset, path);
-            DataSync(fd, path);
+            PositionalIo.Write(handle, new ReadOnlySpan<byte>(pointer, (int)remaining), offset, path);
+            DataSync(handle, path);
         }
     }
 
@@ -145,7 +119,7 @@ internal static unsafe class DurableIo
     /// bytes are durable (all of them, or on a write error those written before it, synchronised) and the errno
     /// that stopped it (0 when none did). When the sync fails, no byte is durable.
     /// </summary>
-    internal static long AppendAndSync(int fd, ReadOnlySpan<byte> frames, out int errno)
+    internal static long AppendAndSync(SafeFileHandle handle, ReadOnlySpan<byte> frames, out int errno)
     {
         errno = 0;
         long written = 0;
@@ -154,7 +128,7 @@ internal static unsafe class DurableIo
             while (written < frames.Length)
             {
                 nuint count = (nuint)(frames.Length - written);
-                nint result = SyscallFaults.Enabled ? SyscallFaults.Write(fd, start + written, count, -1) : Libc.Write(fd, start + written, count);
+                nint result = SyscallSeam.Faults is { } faults ? SyscallSeam.Write(faults, handle, start + written, count, -1) : Libc.Write(handle, start + written, count);
                 if (result < 0)
                 {
                     int error = Errno.Last;
@@ -172,32 +146,12 @@ internal static unsafe class DurableIo
         {
             return 0;
         }
-        int syncError = DataSyncErrno(fd);
+        int syncError = DataSyncErrno(handle);
         if (syncError != 0)
         {
             errno = syncError;
             return 0;
         }
         return written;
-    }
-
-    // pwritev2(RWF_DSYNC) of one buffer, through the fault seam when tests arm it.
-    private static nint WriteDataSync(int fd, byte* buffer, nuint count, long offset)
-    {
-        if (SyscallFaults.Enabled)
-        {
-            SyscallFault fault = SyscallFaults.Decide(fd, SyscallKind.Write);
-            if (SyscallFaults.ErrnoOf(fault) is int errno and not 0)
-            {
-                Marshal.SetLastPInvokeError(errno);
-                return -1;
-            }
-            if (fault == SyscallFault.ShortTransfer && count > 1)
-            {
-                count /= 2;
-            }
-        }
-        IoVector vector = new() { Base = buffer, Count = count };
-        return Libc.PWriteV2(fd, &vector, 1, offset, Libc.RWF_DSYNC);
     }
 }

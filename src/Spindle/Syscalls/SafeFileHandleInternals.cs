@@ -123,7 +123,7 @@ internal static class SafeFileHandleInternals
         => s_canSeekAvailable ? CanSeekMethod(handle) : AskKernelCanSeek(handle);
 
     private static bool AskKernelCanSeek(SafeFileHandle handle)
-        => !handle.IsClosed && Libc.LSeek((int)handle.DangerousGetHandle(), 0, LinuxConstants.SEEK_CUR) >= 0;
+        => !handle.IsClosed && Libc.LSeek(handle, 0, LinuxConstants.SEEK_CUR) >= 0;
 
     // Probed once, on a closed handle (answers false without a system call), so that every call on the
     // hot path is a plain call with no exception handler around it.

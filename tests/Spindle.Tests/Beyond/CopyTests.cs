@@ -90,6 +90,9 @@ public class CopyTests
         { "", "new", false },
         { "file", "", false },
         { "file", "bad\0name", false },
+        { "file", "file/", false },
+        { "file", "/proc/self/spindle-refused", false }, // a directory that exists but refuses creation
+        { "file", "/proc/self/spindle-refused", true },
     };
 
     [Theory]
@@ -310,11 +313,9 @@ public class CopyTests
         using (var input = File.OpenHandle(dir.File("s")))
         using (var output = File.OpenHandle(dir.File("t"), FileMode.Open, FileAccess.ReadWrite))
         {
-            int inFd = (int)input.DangerousGetHandle();
-            int outFd = (int)output.DangerousGetHandle();
-            Assert.Equal(50_000, Spindle.Copy.ExtentCopier.CopyBytes(inFd, 1000, outFd, 70_000, 50_000, null, null, CancellationToken.None));
+            Assert.Equal(50_000, Spindle.Copy.ExtentCopier.CopyBytes(input, 1000, output, 70_000, 50_000, null, null, CancellationToken.None));
             // Asking for more than the source has copies what there is.
-            Assert.Equal(10_000, Spindle.Copy.ExtentCopier.CopyBytes(inFd, 190_000, outFd, 145_000, 99_999, null, null, CancellationToken.None));
+            Assert.Equal(10_000, Spindle.Copy.ExtentCopier.CopyBytes(input, 190_000, output, 145_000, 99_999, null, null, CancellationToken.None));
         }
         byte[] expected = target.ToArray();
         Array.Resize(ref expected, 155_000);

@@ -118,13 +118,12 @@ public class DirectIOTests
 
         using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(2 * alignment.OffsetAlignment);
         using MemoryHandle pin = owner.Memory.Pin();
-        int fd = (int)handle.DangerousGetHandle();
         // Sufficient: an aligned write goes through.
-        Assert.Equal(alignment.OffsetAlignment, (int)Libc.PWrite(fd, (byte*)pin.Pointer, (nuint)alignment.OffsetAlignment, alignment.OffsetAlignment));
+        Assert.Equal(alignment.OffsetAlignment, (int)Libc.PWrite(handle, (byte*)pin.Pointer, (nuint)alignment.OffsetAlignment, alignment.OffsetAlignment));
         // Necessary: half the alignment is refused by the kernel itself (straight to libc, past Spindle's checks).
         if (alignment.OffsetAlignment > 1)
         {
-            Assert.True(Libc.PWrite(fd, (byte*)pin.Pointer, (nuint)alignment.OffsetAlignment, alignment.OffsetAlignment / 2) < 0);
+            Assert.True(Libc.PWrite(handle, (byte*)pin.Pointer, (nuint)alignment.OffsetAlignment, alignment.OffsetAlignment / 2) < 0);
             Assert.Equal(Errno.EINVAL, Errno.Last);
         }
     }

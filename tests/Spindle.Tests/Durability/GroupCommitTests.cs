@@ -143,4 +143,67 @@ public class GroupCommitTests(ITestOutputHelper output)
         Assert.All(acknowledged, r => Assert.Contains(r, inFile));
         Assert.Equal(16 * 400, acknowledged.Count + failures);
     }
+
+    [Fact]
+    public void No_caller_can_queue_the_writers_drain_loop()
+    {
+        // The pool threads' work item is private: a public IThreadPoolWorkItem would let anyone run commits.
+        Assert.False(typeof(IThreadPoolWorkItem).IsAssignableFrom(typeof(AppendLogWriter)));
+        Assert.Empty(typeof(AppendLogWriter).GetInterfaces());
+    }
+
+    [Fact]
+    public void A_huge_record_does_not_keep_its_buffer_once_small_records_follow()
+    {
+        // In a process of its own, so that the heap holds nothing but this writer's work.
+        using var dir = new TempDirectory();
+        (int exit, string childOutput) = ChildProcess.Run(typeof(GroupCommitTests), nameof(HugeRecordThenSmallOnesInChild), null, dir.File("log"));
+        output.WriteLine(childOutput);
+        Assert.True(exit == 0, childOutput);
+    }
+
+    private const int HugeRecord = 64 << 20;
+    private const int SmallRecords = 100;
+
+    public static int HugeRecordThenSmallOnesInChild(string[] args)
+    {
+        string path = args[0];
+        using SafeFileHandle handle = OpenLog(path);
+        var writer = new AppendLogWriter(handle);
+        writer.AppendDurableAsync(new byte[] { 0 }).AsTask().GetAwaiter().GetResult();
+        long before = LiveHeapBytes();
+        AppendHuge(writer);
+        for (int i = 1; i <= SmallRecords; i++)
+        {
+            writer.AppendDurableAsync(Encoding.ASCII.GetBytes($"small {i}")).AsTask().GetAwaiter().GetResult();
+        }
+        long grown = LiveHeapBytes() - before;
+        GC.KeepAlive(writer);
+        Console.WriteLine($"live heap grew by {grown / 1024} KiB after a {HugeRecord >> 20} MiB record and {SmallRecords} small ones");
+
+        AppendLogScan scan = AppendLog.ReadAll(path);
+        byte[] expected = new byte[HugeRecord];
+        new Random(6).NextBytes(expected);
+        bool recordsRight = scan.Damaged.Count == 0 && scan.Records.Count == SmallRecords + 2
+            && scan.Records[0].Span.SequenceEqual(new byte[] { 0 }) && scan.Records[1].Span.SequenceEqual(expected)
+            && Enumerable.Range(1, SmallRecords).All(i => Encoding.ASCII.GetString(scan.Records[i + 1].Span) == $"small {i}");
+        Console.WriteLine($"records right: {recordsRight}");
+        return recordsRight && grown < HugeRecord / 4 ? 0 : 1;
+    }
+
+    // A method of its own, so that no slot of the caller's frame keeps the payload alive when the heap is measured.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    private static void AppendHuge(AppendLogWriter writer)
+    {
+        byte[] huge = new byte[HugeRecord];
+        new Random(6).NextBytes(huge);
+        writer.AppendDurableAsync(huge).AsTask().GetAwaiter().GetResult();
+    }
+
+    private static long LiveHeapBytes()
+    {
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+        return GC.GetTotalMemory(forceFullCollection: true);
+    }
 }

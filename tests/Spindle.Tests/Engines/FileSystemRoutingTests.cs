@@ -248,7 +248,7 @@ public partial class FileSystemRoutingTests
         {
             using SafeFileHandle handle = Spindle.Handles.FileOpener.Open(path, FileMode.Open, FileAccess.Read, FileShare.Read,
                 FileOptions.None, 0, unixCreateMode: null, spindleFlags: 0, out Spindle.Handles.OpenedFile opened);
-            Assert.Equal(0, Spindle.Interop.Libc.FStat((int)handle.DangerousGetHandle(), out _, out _, out ulong device));
+            Assert.Equal(0, Spindle.Interop.Libc.FStat(handle, out _, out _, out ulong device));
             return (HandleFacts.Of(handle, opened), device);
         }
     }

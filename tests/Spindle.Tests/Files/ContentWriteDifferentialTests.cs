@@ -76,6 +76,8 @@ public class ContentWriteDifferentialTests : IDisposable
         ("an empty file", directory => { string p = Path.Combine(directory, "f"); File.WriteAllBytes(p, []); return p; }),
         ("a directory", directory => Directory.CreateDirectory(Path.Combine(directory, "d")).FullName),
         ("a missing directory", directory => Path.Combine(directory, "none", "f")),
+        ("a file named with a trailing slash", directory => { string p = Path.Combine(directory, "f"); File.WriteAllText(p, "before\n"); return p + "/"; }),
+        ("a directory that refuses creation", _ => "/proc/self/spindle-refused"),
     ];
 
     private async Task<List<string>> Differences(byte[] bytes, string? text, Encoding encoding, CancellationToken token = default)
@@ -193,6 +195,20 @@ public class ContentWriteDifferentialTests : IDisposable
         Assert.Equal(await ContentOutcome.Of(() => File.AppendAllLinesAsync(systemPath, Failing(), Encoding.Unicode)) + ContentOutcome.OnDisk(systemPath),
             await ContentOutcome.Of(() => SpindleFile.AppendAllLinesAsync(spindlePath, Failing(), Encoding.Unicode)) + ContentOutcome.OnDisk(spindlePath));
         Assert.Equal(new FileInfo(systemPath).Length, new FileInfo(spindlePath).Length);
+    }
+
+    [Fact]
+    public async Task A_throwing_encoder_with_a_preamble_leaves_what_System_IO_leaves()
+    {
+        // Each encoder throws on the lone surrogate of the second line, after the preamble and the first line were encoded.
+        Encoding[] throwing = [new UTF8Encoding(true, true), new UnicodeEncoding(false, true, true), new UTF32Encoding(false, true, true), new UTF8Encoding(false, true)];
+        var differences = new List<string>();
+        foreach (Encoding encoding in throwing)
+        {
+            differences.AddRange(await Differences([1], "first\n\uD800 lone\nlast", encoding));
+            differences.AddRange(await Differences([1], "\uDC00", encoding));
+        }
+        Assert.True(differences.Count == 0, string.Join("\n", differences));
     }
 
     [Fact]

@@ -42,12 +42,12 @@ public class LocalFileSystemsTests
     private static bool IsLocal(string path)
     {
         using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
-        Assert.Equal(0, Libc.FStat(HandleIo.Fd(handle), out _, out _, out ulong device));
+        Assert.Equal(0, Libc.FStat(handle, out _, out _, out ulong device));
         // The open's answer (a block device's cached kind), else what is asked when first needed.
-        FileSystemKind kind = LocalFileSystems.KindOf(device, HandleIo.Fd(handle));
+        FileSystemKind kind = LocalFileSystems.KindOf(device, handle);
         if (kind == FileSystemKind.Unknown)
         {
-            kind = LocalFileSystems.Ask(HandleIo.Fd(handle), readable: true);
+            kind = LocalFileSystems.Ask(handle, readable: true);
         }
         return kind is FileSystemKind.LocalDisk or FileSystemKind.Memory;
     }
@@ -56,7 +56,7 @@ public class LocalFileSystemsTests
     {
         using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
         byte* buffer = stackalloc byte[256];
-        Assert.Equal(0, Libc.FStatFs(HandleIo.Fd(handle), buffer));
+        Assert.Equal(0, Libc.FStatFs(handle, buffer));
         return *(long*)buffer;
     }
 }

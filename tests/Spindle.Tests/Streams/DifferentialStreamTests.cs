@@ -60,8 +60,8 @@ public class DifferentialStreamTests
             long offset = random.Next(0, initial.Length + 1);
             SafeFileHandle systemHandle = File.OpenHandle(systemPath, mode, access, FileShare.Read, options);
             SafeFileHandle spindleHandle = SpindleFile.OpenHandle(spindlePath, mode, access, FileShare.Read, options);
-            Libc.LSeek((int)systemHandle.DangerousGetHandle(), offset, LinuxConstants.SEEK_SET);
-            Libc.LSeek((int)spindleHandle.DangerousGetHandle(), offset, LinuxConstants.SEEK_SET);
+            Libc.LSeek(systemHandle, offset, LinuxConstants.SEEK_SET);
+            Libc.LSeek(spindleHandle, offset, LinuxConstants.SEEK_SET);
             log.Append($"from handles at offset {offset}\n");
             system = new FileStream(systemHandle, access, bufferSize, useAsync);
             spindle = new SpindleFileStream(spindleHandle, access, bufferSize, useAsync);

@@ -127,17 +127,11 @@ public class StreamLengthTests
     {
         int fd = Libc.Open(path, OpenFlags.O_WRONLY | OpenFlags.O_APPEND | OpenFlags.O_CLOEXEC, 0);
         Assert.True(fd >= 0, $"open failed: errno {Errno.Last}");
-        try
+        using var handle = new Microsoft.Win32.SafeHandles.SafeFileHandle(fd, ownsHandle: true);
+        byte[] data = new byte[count];
+        fixed (byte* p = data)
         {
-            byte[] data = new byte[count];
-            fixed (byte* p = data)
-            {
-                Assert.Equal(count, (int)Libc.PWrite(fd, p, (nuint)count, 0));
-            }
-        }
-        finally
-        {
-            Libc.Close(fd);
+            Assert.Equal(count, (int)Libc.PWrite(handle, p, (nuint)count, 0));
         }
     }
 

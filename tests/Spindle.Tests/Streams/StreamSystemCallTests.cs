@@ -35,7 +35,7 @@ public class StreamSystemCallTests
         using var dir = new TempDirectory();
         File.WriteAllBytes(dir.File("f"), new byte[10_000]);
         using var stream = Open(dir.File("f"), bufferSize, useAsync);
-        int fd = (int)stream.SafeFileHandle.DangerousGetHandle();
+        SafeFileHandle handle = stream.SafeFileHandle;
         long before = Operations;
         for (int i = 0; i < 10_000; i++)
         {
@@ -46,7 +46,7 @@ public class StreamSystemCallTests
         }
         Assert.Equal(before, Operations);
         // The descriptor's own offset never moved: the position lives only in the stream.
-        Assert.Equal(0, Libc.LSeek(fd, 0, LinuxConstants.SEEK_CUR));
+        Assert.Equal(0, Libc.LSeek(handle, 0, LinuxConstants.SEEK_CUR));
         Assert.Equal(10_000, stream.Position);
     }
 

@@ -59,11 +59,17 @@ public class BenchCommandTests
             // Every read of every measured round is a latency sample: 2 rounds of whole invocations of 512 reads.
             double p50 = contender.Value.GetProperty("p50Ns").GetDouble(), p99 = contender.Value.GetProperty("p99Ns").GetDouble();
             Assert.True(p50 > 0 && p99 >= p50, $"{contender.Name}: p50 {p50}, p99 {p99}");
+            Assert.True(contender.Value.GetProperty("worstNs").GetDouble() >= p99, $"{contender.Name}: the worst wait is below p99");
+            // The hand-offs as counts per read, measured for every contender: context switches of the process and
+            // Spindle's io_uring_enter calls (a JSON null, for a figure not measured, would throw here).
+            Assert.True(contender.Value.GetProperty("contextSwitchesPerOperation").GetDouble() >= 0, contender.Name);
+            Assert.True(contender.Value.GetProperty("ioUringEntersPerOperation").GetDouble() >= 0, contender.Name);
             Assert.Equal(0, contender.Value.GetProperty("latencySamples").GetInt32() % 512);
         }
-        // The console prints the headline column and the CPU and latency table with a line per contender and fio's.
+        // The console prints the headline column and the CPU and latency table with a line per contender and fio's:
+        // time, ops/s, CPU, context switches and io_uring enters per operation (numbers, measured), p50, p99, worst.
         Assert.Contains("Auto / System.IO", result.Out);
-        Assert.Matches(@"RandomRead4K\.Cached\(QD 8, 64 MiB\)\s+System\.IO\s+[\d.]+ [nµm]?s\s+[\d,]+\s+[\d.]+ [nµm]?s\s+[\d.]+ [nµm]?s\s+[\d.]+ [nµm]?s", result.Out);
+        Assert.Matches(@"RandomRead4K\.Cached\(QD 8, 64 MiB\)\s+System\.IO\s+[\d.]+ [nµm]?s\s+[\d,]+\s+[\d.]+ [nµm]?s\s+[\d.]+\s+[\d.]+\s+[\d.]+ [nµm]?s\s+[\d.]+ [nµm]?s\s+[\d.]+ [nµm]?s", result.Out);
         Assert.Matches(@"\n\s+fio\s+n/a \(--no-fio\)", result.Out);
 
         string markdown = File.ReadAllText(dir.File("bench-report.md"));
@@ -80,7 +86,7 @@ public class BenchCommandTests
         Assert.All(bars, b => Assert.Contains(b.Attribute("fill")!.Value, new[] { RatioChart.FasterColor, RatioChart.EqualColor, RatioChart.SlowerColor }));
         Assert.Contains(svgTexts, t => t.Contains("Spindle Auto", StringComparison.Ordinal));
         Assert.DoesNotContain(svgTexts, t => t.Contains("SPEC", StringComparison.Ordinal));
-        Assert.Contains("## CPU and latency per operation", markdown);
+        Assert.Contains("## CPU, context switches and io_uring_enter calls per operation", markdown);
         Assert.DoesNotContain("## Queue-depth sweep", markdown);
         // The benchmark files are gone; only the reports stay.
         Assert.Equal(["bench-report.json", "bench-report.md", "bench-report.svg"], Directory.GetFiles(dir.Path).Select(Path.GetFileName).Order());

@@ -124,11 +124,8 @@ internal sealed class HandleFacts
         {
             DirectHandles.TryGet(handle, out facts.DirectAlignment);
         }
-        bool added = false;
         try
         {
-            handle.DangerousAddRef(ref added);
-            int fd = HandleIo.Fd(handle);
             int flags;
             if (opened.IsKnown)
             {
@@ -136,7 +133,7 @@ internal sealed class HandleFacts
             }
             else
             {
-                flags = Libc.Fcntl(fd, LinuxConstants.F_GETFL, 0);
+                flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
                 facts.SystemCalls++;
             }
             int type = opened.FileType;
@@ -145,7 +142,7 @@ internal sealed class HandleFacts
             bool anonymous = false;
             if (type == 0)
             {
-                haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
                 type = haveStatus ? status.Mode & LinuxConstants.S_IFMT : 0;
                 // No file type at all: an anonymous inode (eventfd, timerfd, signalfd, inotify, epoll).
                 anonymous = haveStatus && type == 0;
@@ -157,13 +154,13 @@ internal sealed class HandleFacts
             // Only regular files, block devices and directories always finish; anonymous inodes (eventfd,
             // timerfd, inotify, signalfd: no file type in the mode) wait for an event as pipes wait for a writer.
             facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
-            facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(fd);
+            facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(HandleIo.Fd(handle));
             bool direct = flags >= 0 && (flags & OpenFlags.O_DIRECT) != 0;
             if (type == LinuxConstants.S_IFBLK)
             {
                 if (!haveStatus)
                 {
-                    haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                    haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
                     facts.SystemCalls++;
                 }
                 facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
@@ -174,7 +171,7 @@ internal sealed class HandleFacts
                 FileSystemKind fileSystem = opened.FileSystem;
                 if (fileSystem == FileSystemKind.Unknown)
                 {
-                    fileSystem = LocalFileSystems.Ask(fd, readable); // and, once per file-system type, whether it reads without blocking
+                    fileSystem = LocalFileSystems.Ask(handle, readable); // and, once per file-system type, whether it reads without blocking
                     facts.SystemCalls++;
                 }
                 facts.FileSystem = fileSystem;
@@ -185,7 +182,7 @@ internal sealed class HandleFacts
                     // An O_DIRECT file on a RAM block device (ext4 on zram); buffered reads there are page-cache hits.
                     if (!haveStatus)
                     {
-                        haveStatus = Libc.Statx(fd, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                        haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
                         facts.SystemCalls++;
                     }
                     facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
@@ -205,13 +202,6 @@ internal sealed class HandleFacts
         }
         catch (ObjectDisposedException)
         {
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
         }
         return facts;
     }

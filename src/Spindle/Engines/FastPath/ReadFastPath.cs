@@ -29,7 +29,7 @@ internal static unsafe class ReadFastPath
     internal static int TryRead(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
         // While the fault seam is armed on this handle (tests only), every read goes where the seam can see it.
-        if (fileOffset < 0 || buffer.IsEmpty || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle))
+        if (fileOffset < 0 || buffer.IsEmpty || SyscallSeam.Enabled && SyscallSeam.IsArmed(handle))
         {
             return -1;
         }
@@ -38,14 +38,11 @@ internal static unsafe class ReadFastPath
             return -1;
         }
 
-        bool added = false;
         try
         {
-            handle.DangerousAddRef(ref added);
             fixed (byte* pointer = buffer.Span)
             {
-                IoVector vector = new() { Base = pointer, Count = (nuint)buffer.Length };
-                nint result = Libc.PReadV2(HandleIo.Fd(handle), &vector, 1, fileOffset, LinuxConstants.RWF_NOWAIT);
+                nint result = Libc.PReadV2(handle, pointer, (nuint)buffer.Length, fileOffset, LinuxConstants.RWF_NOWAIT);
                 if (result < 0)
                 {
                     if (Errno.Last == Errno.EOPNOTSUPP)
@@ -63,13 +60,6 @@ internal static unsafe class ReadFastPath
         catch (ObjectDisposedException)
         {
             return -1;
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
         }
     }
 
@@ -130,32 +120,16 @@ internal static unsafe class ReadFastPath
     internal static long TryReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
         int count = buffers.Count;
-        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallFaults.Enabled && SyscallFaults.IsArmed(handle) || !facts.NonBlockingReads)
+        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallSeam.Enabled && SyscallSeam.IsArmed(handle) || !facts.NonBlockingReads)
         {
             return -1;
         }
 
-        PinnedBuffers pins = default;
-        IoVector* vectors = stackalloc IoVector[MaxScatterBuffers];
-        bool added = false;
-        int pinned = 0;
         try
         {
-            ulong total = 0;
-            for (; pinned < count; pinned++)
-            {
-                Memory<byte> buffer = buffers[pinned];
-                pins[pinned] = buffer.Pin();
-                vectors[pinned] = new IoVector { Base = (byte*)pins[pinned].Pointer, Count = (nuint)buffer.Length };
-                total += (ulong)buffer.Length;
-            }
-            if (total == 0)
-            {
-                return -1;
-            }
-            handle.DangerousAddRef(ref added);
-            nint result = Libc.PReadV2(HandleIo.Fd(handle), vectors, count, fileOffset, LinuxConstants.RWF_NOWAIT);
-            if (result < 0 || (ulong)result != total && !EndsAtEndOfFile(fileOffset, result))
+            var call = new NonBlockingScatterRead(handle, fileOffset);
+            long result = PinnedIovecs.Call(new ScatterBuffers(buffers), count, ref call);
+            if (result < 0)
             {
                 return -1;
             }
@@ -167,22 +141,21 @@ internal static unsafe class ReadFastPath
         {
             return -1;
         }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
-            for (int i = 0; i < pinned; i++)
-            {
-                pins[i].Dispose();
-            }
-        }
     }
 
-    [System.Runtime.CompilerServices.InlineArray(MaxScatterBuffers)]
-    private struct PinnedBuffers
+    // One preadv2(RWF_NOWAIT) over the pinned buffers: the bytes read when every buffer was filled or the read stopped
+    // inside a page, else -1.
+    private readonly struct NonBlockingScatterRead(SafeFileHandle handle, long fileOffset) : IIovecCall
     {
-        private System.Buffers.MemoryHandle _first;
+        public long Run(IoVector* vectors, int count)
+        {
+            long total = PinnedIovecs.TotalOf(vectors, count);
+            if (total == 0)
+            {
+                return -1;
+            }
+            nint result = Libc.PReadV2(handle, vectors, count, fileOffset, LinuxConstants.RWF_NOWAIT);
+            return result < 0 || result != total && !EndsAtEndOfFile(fileOffset, result) ? -1 : result;
+        }
     }
 }

@@ -26,11 +26,9 @@ internal static class WriteFastPath
     /// <summary>The write, done now; errors come back in the task as from the engine.</summary>
     internal static ValueTask Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine engine)
     {
-        bool added = false;
         try
         {
-            handle.DangerousAddRef(ref added);
-            PositionalIo.Write(HandleIo.Fd(handle), buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            PositionalIo.Write(handle, buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
             SpindleMetrics.InlineWrite();
             SpindleMetrics.Operation(engine, IoDirection.Write, buffer.Length, IoMechanism.FastPath);
             return default;
@@ -38,13 +36,6 @@ internal static class WriteFastPath
         catch (Exception e)
         {
             return ValueTask.FromException(e);
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
         }
     }
 
@@ -54,11 +45,9 @@ internal static class WriteFastPath
     /// <summary>The gather write, done now; errors come back in the task as from the engine.</summary>
     internal static ValueTask WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine engine)
     {
-        bool added = false;
         try
         {
-            handle.DangerousAddRef(ref added);
-            PositionalIo.WriteGather(HandleIo.Fd(handle), buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
+            PositionalIo.WriteGather(handle, buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
             SpindleMetrics.InlineWrite();
             SpindleMetrics.Operation(engine, IoDirection.Write, 0, IoMechanism.FastPath);
             return default;
@@ -66,13 +55,6 @@ internal static class WriteFastPath
         catch (Exception e)
         {
             return ValueTask.FromException(e);
-        }
-        finally
-        {
-            if (added)
-            {
-                handle.DangerousRelease();
-            }
         }
     }
 }

@@ -117,9 +117,9 @@ internal sealed unsafe partial class IoUringOperation
         {
             return 0;
         }
-        SyscallFault fault = SyscallFaults.Decide(_fd, SyscallKind.Write);
-        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallFaults.Plausible(_offset);
-        int errno = SyscallFaults.ErrnoOf(fault);
+        SyscallFault fault = SyscallSeam.Decide(_fd, SyscallKind.Write);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
+        int errno = SyscallSeam.ErrnoOf(fault);
         if (errno != 0 && _step == DurableStep.WriteThenSync)
         {
             _writeResult = -errno;
@@ -163,7 +163,7 @@ internal sealed unsafe partial class IoUringOperation
             // way nothing is reported yet; a sync that failed may have dropped the pages, so it fails the write.
             if (synced < 0 && synced != -Errno.ECANCELED && synced != -Errno.EINTR && !IsUnsyncable(-synced))
             {
-                Fail(IoErrors.ForErrno(-synced, SafeFileHandleInternals.GetPath(_handle!)));
+                Fail(IoErrors.ForErrno(-synced, SafeFileHandleInternals.GetPath(_handle.Handle!)));
                 return false;
             }
             return ContinueUnlessCancelled();
@@ -211,7 +211,7 @@ internal sealed unsafe partial class IoUringOperation
             _offset = -1; // a handle that claimed positions but has none, as in the synchronous path
             return ContinueUnlessCancelled();
         }
-        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle!)));
+        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle.Handle!)));
         return false;
     }
 
@@ -232,7 +232,7 @@ internal sealed unsafe partial class IoUringOperation
             Cancel();
             return false;
         }
-        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle!)));
+        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle.Handle!)));
         return false;
     }
 

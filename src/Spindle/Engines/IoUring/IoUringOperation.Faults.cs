@@ -6,7 +6,7 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The test seam's side of an operation (<see cref="SyscallFaults"/>, armed only by tests): consulted by
+/// The test seam's side of an operation (<see cref="SyscallSeam"/>, armed only by tests): consulted by
 /// the ring thread only while the seam is enabled, never on the shipped path.
 /// </summary>
 internal sealed unsafe partial class IoUringOperation
@@ -15,7 +15,7 @@ internal sealed unsafe partial class IoUringOperation
     private int _cutCapacity;
 
     /// <summary>
-    /// Asks the test seam (<see cref="SyscallFaults"/>, armed only by tests) what happens to the next
+    /// Asks the test seam (<see cref="SyscallSeam"/>, armed only by tests) what happens to the next
     /// SQE: an errno to answer with instead of submitting, or 0 (possibly with a short transfer).
     /// </summary>
     internal int DecideFault()
@@ -40,9 +40,9 @@ internal sealed unsafe partial class IoUringOperation
             default:
                 return 0;
         }
-        SyscallFault fault = SyscallFaults.Decide(_fd, kind);
-        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallFaults.Plausible(_offset);
-        return SyscallFaults.ErrnoOf(fault);
+        SyscallFault fault = SyscallSeam.Decide(_fd, kind);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
+        return SyscallSeam.ErrnoOf(fault);
     }
 
     private bool _shortenNext;                               // DecideFault asked for a short transfer on the next SQE
@@ -57,7 +57,7 @@ internal sealed unsafe partial class IoUringOperation
         _shortenNext = false;
         if (sqe->Opcode is IORING_OP_READ or IORING_OP_WRITE)
         {
-            sqe->Length = (uint)SyscallFaults.Shorten(sqe->Length);
+            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
             return;
         }
         // READV/WRITEV: the kernel gets half the bytes; completion logic still measures against the whole chunk.
@@ -67,7 +67,7 @@ internal sealed unsafe partial class IoUringOperation
             _cutVectors = (IoVector*)NativeMemory.Realloc(_cutVectors, (nuint)chunk * (nuint)sizeof(IoVector));
             _cutCapacity = chunk;
         }
-        sqe->Length = (uint)SyscallFaults.CutVectors((IoVector*)sqe->Address, chunk, _cutVectors);
+        sqe->Length = (uint)SyscallSeam.CutVectors((IoVector*)sqe->Address, chunk, _cutVectors);
         sqe->Address = (ulong)_cutVectors;
     }
 }

@@ -55,7 +55,7 @@ internal sealed unsafe partial class IoUringOperation
         _vectorIndex = 0;
         _cancelRequested = false;
         _closingLateDescriptor = false;
-        _handle = null;
+        _handle = default;
         _fd = fd;
     }
 

@@ -47,10 +47,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     private Exception? _error;                               // or how it failed
     private bool _succeeded;                                 // recorded in the metrics where the continuation runs, not on the ring thread
     private OperationKind _kind;
-    private SafeFileHandle? _handle;                         // referenced (DangerousAddRef) while prepared
+    private HandleLease _handle;                             // held while prepared: the kernel uses the descriptor until the CQE
     private int _fd;
     private MemoryHandle _pin;                               // the single buffer of Read/Write
-    private MemoryHandle[] _pins = [];                       // the buffers of ReadVectors/WriteVectors, _pins[0.._vectorCount)
+    private PinnedIovecs _vectorPins;                        // the buffers of ReadVectors/WriteVectors, pinned in _vectors until the CQE
     private IoVector* _vectors;                              // native iovecs, reused across operations
     private int _vectorCapacity;
     private int _vectorCount;
@@ -123,13 +123,8 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         Begin(OperationKind.ReadVectors, handle, offset);
         int count = buffers.Count;
         EnsureVectors(count);
-        for (int i = 0; i < count; i++)
-        {
-            Memory<byte> buffer = buffers[i];
-            _pins[i] = buffer.Pin();
-            _vectorCount = i + 1;
-            _vectors[i] = new IoVector { Base = (byte*)_pins[i].Pointer, Count = (nuint)buffer.Length };
-        }
+        _vectorPins = PinnedIovecs.Pin(new ScatterBuffers(buffers), count, _vectors, _vectorCapacity);
+        _vectorCount = count;
     }
 
     internal void PrepareWriteVectors(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset)
@@ -137,13 +132,8 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         Begin(OperationKind.WriteVectors, handle, offset);
         int count = buffers.Count;
         EnsureVectors(count);
-        for (int i = 0; i < count; i++)
-        {
-            ReadOnlyMemory<byte> buffer = buffers[i];
-            _pins[i] = buffer.Pin();
-            _vectorCount = i + 1;
-            _vectors[i] = new IoVector { Base = (byte*)_pins[i].Pointer, Count = (nuint)buffer.Length };
-        }
+        _vectorPins = PinnedIovecs.Pin(new GatherBuffers(buffers), count, _vectors, _vectorCapacity);
+        _vectorCount = count;
         SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
     }
 
@@ -159,9 +149,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         _vectorCount = 0;
         _vectorIndex = 0;
         _cancelRequested = false;
-        bool added = false;
-        handle.DangerousAddRef(ref added);
-        _handle = handle;
+        _handle = HandleLease.Acquire(handle);
         _fd = HandleIo.Fd(handle);
     }
 
@@ -315,7 +303,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             Succeed();
             return false;
         }
-        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle!)));
+        Fail(IoErrors.ForErrno(errno, SafeFileHandleInternals.GetPath(_handle.Handle!)));
         return false;
     }
 
@@ -352,10 +340,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             int capacity = Math.Max(count, Math.Max(4, _vectorCapacity * 2));
             _vectors = (IoVector*)NativeMemory.Realloc(_vectors, (nuint)capacity * (nuint)sizeof(IoVector));
             _vectorCapacity = capacity;
-        }
-        if (count > _pins.Length)
-        {
-            _pins = new MemoryHandle[Math.Max(count, _pins.Length * 2)];
         }
     }
 
@@ -423,16 +407,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     {
         _pin.Dispose();
         _pin = default;
-        for (int i = 0; i < _vectorCount; i++)
-        {
-            _pins[i].Dispose();
-            _pins[i] = default;
-        }
+        _vectorPins.Dispose();
         _vectorCount = 0;
         _address = null;
-        SafeFileHandle? handle = _handle;
-        _handle = null;
-        handle?.DangerousRelease();
+        _handle.Release();
     }
 
     /// <summary>Frees the native iovec arrays of an operation the engine retires (never one in use).</summary>

@@ -26,7 +26,6 @@ internal sealed unsafe class OwnRing
 
     private static readonly OwnRing?[] s_idle = new OwnRing?[Environment.ProcessorCount]; // rings between batches; null is a free slot
     private static volatile bool s_refused; // the kernel refused io_uring: this process reads such batches one by one
-    private static int s_open;              // rings made and not yet closed, rented or idle
 
     [ThreadStatic]
     private static int t_placing;           // batches of this thread being placed or waited for (nested ones: a buffer's Pin)
@@ -37,7 +36,7 @@ internal sealed unsafe class OwnRing
 
     private Ring? _ring; // null once retired: the kernel refused a submission for good
     private readonly MemoryHandle[] _pins = new MemoryHandle[Entries];
-    private readonly SafeFileHandle?[] _held = new SafeFileHandle?[Entries];
+    private readonly HandleLease[] _held = new HandleLease[Entries]; // the kernel reads each slot's descriptor until its CQE
     private readonly int[] _results = new int[Entries];
 
     private OwnRing(Ring ring) => _ring = ring;
@@ -50,9 +49,6 @@ internal sealed unsafe class OwnRing
 
     /// <summary>Reads the kernel completed through a ring for the calling thread (tests and diagnostics).</summary>
     internal static long CompletionsOnThisThread => t_completions;
-
-    /// <summary>Rings open in the process, rented or idle (tests and diagnostics).</summary>
-    internal static int Open => Volatile.Read(ref s_open);
 
     /// <summary>Whether a batch may be read through a ring: false once the kernel refused io_uring to this process.</summary>
     internal static bool MayRent => !s_refused;
@@ -107,7 +103,6 @@ internal sealed unsafe class OwnRing
             s_refused = errno is not (Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN);
             return null;
         }
-        Interlocked.Increment(ref s_open);
         return new OwnRing(ring);
     }
 
@@ -134,7 +129,6 @@ internal sealed unsafe class OwnRing
         Ring ring = _ring!;
         _ring = null;
         ring.Dispose();
-        Interlocked.Decrement(ref s_open);
     }
 
     private void ReadRounds(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
@@ -161,12 +155,7 @@ internal sealed unsafe class OwnRing
             for (; placed < members.Length; placed++)
             {
                 BatchReadRequest request = requests[members[placed]];
-                bool added = false;
-                request.Handle.DangerousAddRef(ref added); // a handle closed since the checks stops here: it is read below, and fails as alone
-                if (added)
-                {
-                    _held[placed] = request.Handle;
-                }
+                _held[placed] = HandleLease.Acquire(request.Handle); // a handle closed since the checks stops here: it is read below, and fails as alone
                 int prefix = prefixes[placed];
                 _pins[placed] = request.Buffer.Slice(prefix).Pin();
                 IoUringSqe* sqe = ring.TryGetSqe(); // never null: the ring is empty between calls and a round fits it
@@ -193,8 +182,7 @@ internal sealed unsafe class OwnRing
             {
                 _pins[slot].Dispose();
                 _pins[slot] = default;
-                _held[slot]?.DangerousRelease();
-                _held[slot] = null;
+                _held[slot].Release();
             }
         }
         for (int slot = 0; slot < members.Length; slot++)

@@ -114,7 +114,7 @@ internal sealed unsafe class Ring
         {
             return null;
         }
-        if (SyscallFaults.Enabled && SyscallFaults.RingSetupRefused)
+        if (SyscallSeam.Enabled && SyscallSeam.RingSetupRefused)
         {
             errno = Errno.EPERM; // test seam: a kernel that forbids io_uring
             return null;
@@ -269,7 +269,7 @@ internal sealed unsafe class Ring
         {
             return 0;
         }
-        if (SyscallFaults.Enabled && SyscallFaults.FailRingEnter(out int injected))
+        if (SyscallSeam.Enabled && SyscallSeam.FailRingEnter(out int injected))
         {
             return injected; // test seam
         }

@@ -283,7 +283,7 @@ internal sealed unsafe class RingDriver
 
     private bool TryPlace(IoUringOperation operation)
     {
-        if (SyscallFaults.Enabled)
+        if (SyscallSeam.Enabled)
         {
             int injected = operation.DecideFault();
             if (injected != 0)
@@ -307,7 +307,7 @@ internal sealed unsafe class RingDriver
             return false;
         }
         operation.FillSqe(sqe);
-        if (SyscallFaults.Enabled)
+        if (SyscallSeam.Enabled)
         {
             operation.ApplyFault(sqe);
         }

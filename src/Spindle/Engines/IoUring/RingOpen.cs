@@ -51,7 +51,7 @@ internal static class RingOpen
             long length;
             try
             {
-                finished = FileOpener.Finish(handle, fd, request, out opened, out length);
+                finished = FileOpener.Finish(handle, request, out opened, out length);
             }
             catch
             {
@@ -87,9 +87,15 @@ internal static class RingOpen
     {
         int flags = request.Flags & ~OpenFlags.O_CREAT;
         int result = Engines.FastPath.OpenFastPath.TryOpen(request.FullPath, keepNonBlocking ? flags | OpenFlags.O_NONBLOCK : flags);
-        if ((request.Flags & OpenFlags.O_CREAT) == 0 || result is not (-Errno.ENOENT or -Errno.ENXIO or -Errno.EAGAIN))
+        if ((request.Flags & OpenFlags.O_CREAT) == 0 || result >= 0)
         {
             return result;
+        }
+        if (result is not (-Errno.ENOENT or -Errno.ENXIO or -Errno.EAGAIN))
+        {
+            // Refused without O_CREAT is not the kernel's answer to the request's flags (an existing file named
+            // "file/" is ENOTDIR without it, EISDIR with it): the ring asks again with them.
+            return -Errno.EAGAIN;
         }
         if (result == -Errno.ENOENT || (result == -Errno.EAGAIN && DirectoryIsCached(request.FullPath)))
         {

@@ -37,7 +37,7 @@ internal sealed unsafe class ReadinessWaiter
     private struct Waiting
     {
         public ThreadPoolOperation? Operation;
-        public SafeFileHandle? Handle;
+        public HandleLease Handle; // the waiting descriptor, referenced until the operation is released
         public long Key;
         public CancellationTokenRegistration Registration;
     }
@@ -88,8 +88,7 @@ internal sealed unsafe class ReadinessWaiter
     /// </summary>
     internal void Wait(ThreadPoolOperation operation, SafeFileHandle handle, bool write, CancellationToken cancellationToken)
     {
-        bool added = false;
-        handle.DangerousAddRef(ref added);
+        HandleLease lease = HandleLease.Acquire(handle); // the descriptor sits in the poll set until the operation is released
         long key = ((long)HandleIo.Fd(handle) << 1) | (write ? 1L : 0L);
         operation.ReadinessKey = key;
         lock (_lock)
@@ -98,7 +97,7 @@ internal sealed unsafe class ReadinessWaiter
             {
                 Array.Resize(ref _waiting, _count * 2);
             }
-            _waiting[_count++] = new Waiting { Operation = operation, Handle = handle, Key = key };
+            _waiting[_count++] = new Waiting { Operation = operation, Handle = lease, Key = key };
         }
         if (cancellationToken.CanBeCanceled)
         {
@@ -142,7 +141,7 @@ internal sealed unsafe class ReadinessWaiter
         }
         // Not marked running: the operation sees its cancelled token and makes no system call.
         taken.Operation!.ReadinessKey = -1;
-        taken.Handle!.DangerousRelease();
+        taken.Handle.Release();
         System.Threading.ThreadPool.UnsafeQueueUserWorkItem(taken.Operation!, preferLocal: false);
     }
 
@@ -243,7 +242,7 @@ internal sealed unsafe class ReadinessWaiter
         }
         // After this, no cancellation callback runs for this wait (one running now is waited for; it finds nothing).
         taken.Registration.Dispose();
-        taken.Handle!.DangerousRelease();
+        taken.Handle.Release();
         WorkerThreads.Blocking.Queue(taken.Operation);
     }
 

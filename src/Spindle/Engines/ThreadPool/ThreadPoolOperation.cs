@@ -145,22 +145,13 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         }
         else
         {
-            bool added = false;
             try
             {
-                handle.DangerousAddRef(ref added);
-                result = Run(HandleIo.Fd(handle), SafeFileHandleInternals.GetPath(handle));
+                result = Run(handle, SafeFileHandleInternals.GetPath(handle));
             }
             catch (Exception e)
             {
                 error = e;
-            }
-            finally
-            {
-                if (added)
-                {
-                    handle.DangerousRelease();
-                }
             }
         }
 
@@ -194,24 +185,24 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         }
     }
 
-    private long Run(int fd, string? path)
+    private long Run(SafeFileHandle handle, string? path)
     {
         switch (_kind)
         {
             case OperationKind.Read:
-                int read = PositionalIo.Read(fd, _buffer.Span, _offset, path);
+                int read = PositionalIo.Read(handle, _buffer.Span, _offset, path);
                 SpindleMetrics.Operation(RoutedBy, IoDirection.Read, read, RanOn);
                 return _prefix + read;
             case OperationKind.Write:
-                PositionalIo.Write(fd, _source.Span, _offset, path);
+                PositionalIo.Write(handle, _source.Span, _offset, path);
                 SpindleMetrics.Operation(RoutedBy, IoDirection.Write, _source.Length, RanOn);
                 return 0;
             case OperationKind.ReadScatter:
-                long total = PositionalIo.ReadScatter(fd, _buffers!, _offset, path);
+                long total = PositionalIo.ReadScatter(handle, _buffers!, _offset, path);
                 SpindleMetrics.Operation(RoutedBy, IoDirection.Read, total, RanOn);
                 return total;
             case OperationKind.WriteGather:
-                PositionalIo.WriteGather(fd, _sources!, _offset, path);
+                PositionalIo.WriteGather(handle, _sources!, _offset, path);
                 SpindleMetrics.Operation(RoutedBy, IoDirection.Write, 0, RanOn);
                 return 0;
             default:

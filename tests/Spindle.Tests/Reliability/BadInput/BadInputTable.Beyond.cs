@@ -28,8 +28,8 @@ public static partial class BadInputTable
         Rows["AlignedMemoryPool.get_Shared()"] = Nothing;
         Rows["AlignedMemoryPool.get_Alignment()"] = Nothing;
         Rows["AlignedMemoryPool.get_MaxBufferSize()"] = Nothing;
-        Rows["AlignedMemoryPool.LargestPooledSize (field)"] = Nothing;
-        Rows["AlignedMemoryPool.BuffersKeptPerSize (field)"] = Nothing;
+        Rows["AlignedMemoryPool.get_LargestPooledSize()"] = Nothing;
+        Rows["AlignedMemoryPool.get_BuffersKeptPerSize()"] = Nothing;
         Rows["AlignedMemoryPool.Rent(Int32)"] = c =>
         [
             Throws<ArgumentOutOfRangeException>("-2", () => AlignedMemoryPool.Shared.Rent(-2).Dispose()),
@@ -52,7 +52,7 @@ public static partial class BadInputTable
             Rows["DirectIOAlignment" + member] = Nothing;
         }
 
-        Rows["AppendLog.MaxPayloadLength (field)"] = Nothing;
+        Rows["AppendLog.get_MaxPayloadLength()"] = Nothing;
         Rows["AppendLog.GetMaxFrameLength(Int32)"] = c =>
         [
             Throws<ArgumentOutOfRangeException>("-1", () => AppendLog.GetMaxFrameLength(-1)),

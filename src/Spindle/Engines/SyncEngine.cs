@@ -22,15 +22,15 @@ internal sealed class SyncEngine : FileIoEngine
     {
         return Route(RequestKind.Read, facts, buffer.Length) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.Read(handle, facts, Mechanism.Blocking, buffer, fileOffset, prefix: 0, cancellationToken, Kind)
-            : Read(handle, buffer, fileOffset);
+            : Read(handle, buffer, fileOffset, Kind);
     }
 
     /// <summary>The read on the caller's thread, whatever the handle.</summary>
-    internal static ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, int prefix = 0)
+    internal static ValueTask<int> Read(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, IoEngine routedBy, int prefix = 0)
     {
         try
         {
-            return new ValueTask<int>(prefix + HandleIo.Read(handle, buffer.Span, fileOffset));
+            return new ValueTask<int>(prefix + HandleIo.Read(handle, buffer.Span, fileOffset, routedBy));
         }
         catch (Exception e)
         {
@@ -42,15 +42,15 @@ internal sealed class SyncEngine : FileIoEngine
     {
         return Route(RequestKind.Write, facts, buffer.Length) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.Write(handle, facts, Mechanism.Blocking, buffer, fileOffset, cancellationToken, Kind)
-            : Write(handle, buffer, fileOffset);
+            : Write(handle, buffer, fileOffset, Kind);
     }
 
     /// <summary>The write on the caller's thread, whatever the handle.</summary>
-    internal static ValueTask Write(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset)
+    internal static ValueTask Write(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, IoEngine routedBy)
     {
         try
         {
-            HandleIo.Write(handle, buffer.Span, fileOffset);
+            HandleIo.Write(handle, buffer.Span, fileOffset, routedBy);
             return default;
         }
         catch (Exception e)
@@ -63,15 +63,15 @@ internal sealed class SyncEngine : FileIoEngine
     {
         return Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.ReadScatter(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken, Kind)
-            : ReadScatter(handle, buffers, fileOffset);
+            : ReadScatter(handle, buffers, fileOffset, Kind);
     }
 
     /// <summary>The scatter read on the caller's thread, whatever the handle.</summary>
-    internal static ValueTask<long> ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    internal static ValueTask<long> ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine routedBy)
     {
         try
         {
-            return new ValueTask<long>(HandleIo.ReadScatter(handle, buffers, fileOffset));
+            return new ValueTask<long>(HandleIo.ReadScatter(handle, buffers, fileOffset, routedBy));
         }
         catch (Exception e)
         {
@@ -83,15 +83,15 @@ internal sealed class SyncEngine : FileIoEngine
     {
         return Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers)) == Mechanism.Blocking
             ? ThreadPoolEngine.Instance.WriteGather(handle, facts, Mechanism.Blocking, buffers, fileOffset, cancellationToken, Kind)
-            : WriteGather(handle, buffers, fileOffset);
+            : WriteGather(handle, buffers, fileOffset, Kind);
     }
 
     /// <summary>The gather write on the caller's thread, whatever the handle.</summary>
-    internal static ValueTask WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    internal static ValueTask WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine routedBy)
     {
         try
         {
-            HandleIo.WriteGather(handle, buffers, fileOffset);
+            HandleIo.WriteGather(handle, buffers, fileOffset, routedBy);
             return default;
         }
         catch (Exception e)

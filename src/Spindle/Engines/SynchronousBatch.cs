@@ -9,7 +9,7 @@ namespace Spindle.Engines;
 /// A synchronous batch of reads on the thread-pool and io_uring engines: cached copies (and the plain reads of
 /// memory-backed members, which copy at once) are shared with pool work items when a second core may help, as in the
 /// asynchronous batch (<see cref="CachedBatchShare"/>); on io_uring the reads that must go to a disk are handed to the
-/// kernel together from the thread's own ring (router row 17, <see cref="OwnRing"/>); the rest are read on the calling
+/// kernel together from a ring rented for the batch (router row 17, <see cref="OwnRing"/>); the rest are read on the calling
 /// thread one after the other, as without either.
 /// </summary>
 internal static class SynchronousBatch
@@ -22,9 +22,9 @@ internal static class SynchronousBatch
         {
             return false;
         }
-        OwnRing? ring = engine.Kind == IoEngine.IoUring ? OwnRing.ForThisThread() : null;
+        bool viaRing = engine.Kind == IoEngine.IoUring && OwnRing.MayRent;
         bool share = engine.WorthSharing(requests, out int helpers);
-        if (ring is null && !share)
+        if (!viaRing && !share)
         {
             return false;
         }
@@ -59,7 +59,7 @@ internal static class SynchronousBatch
                     Memory<byte> buffer = request.Buffer[prefix..];
                     long offset = FileIoEngine.BatchOffset(request);
                     offset = offset < 0 ? offset : offset + prefix;
-                    if (ring is not null && offset >= 0 && Router.RouteSynchronousBatchMember(facts, buffer.Length) == Mechanism.OwnRing)
+                    if (viaRing && offset >= 0 && Router.RouteSynchronousBatchMember(facts, buffer.Length) == Mechanism.OwnRing)
                     {
                         int cached = 0;
                         if (shared is null && ReadFastPath.TryComplete(request.Handle, facts, ref buffer, ref offset, engine.Kind, out cached, out int completed))
@@ -81,7 +81,7 @@ internal static class SynchronousBatch
             }
             if (count > 0)
             {
-                ring!.Read(requests, results, members[..count], prefixes[..count]);
+                OwnRing.Read(requests, results, members[..count], prefixes[..count]);
             }
         }
         finally

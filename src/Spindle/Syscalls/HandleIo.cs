@@ -9,42 +9,44 @@ namespace Spindle.Syscalls;
 /// <summary>
 /// The synchronous calls on a <see cref="SafeFileHandle"/>, counted by the meter. Each system call holds a reference
 /// on the handle for its length (the imports take the handle), so a concurrent <c>Dispose</c> cannot close the
-/// descriptor under it.
+/// descriptor under it. A read or write counts under the engine whose router ran it here (<c>routedBy</c>); only the
+/// Sync engine's are timed here, as another engine's is an asynchronous call that its caller times whole
+/// (<see cref="AsyncTiming"/>), once.
 /// </summary>
 internal static class HandleIo
 {
-    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset)
+    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
-        long started = SpindleMetrics.StartTiming();
+        long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         int read = PositionalIo.Read(handle, buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
-        SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
+        SpindleMetrics.Operation(routedBy, IoDirection.Read, read, IoMechanism.Inline);
+        SpindleMetrics.Duration(started, routedBy, IoDirection.Read);
         return read;
     }
 
-    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset)
+    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
-        long started = SpindleMetrics.StartTiming();
+        long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         PositionalIo.Write(handle, buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, buffer.Length, IoMechanism.Inline);
-        SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
+        SpindleMetrics.Operation(routedBy, IoDirection.Write, buffer.Length, IoMechanism.Inline);
+        SpindleMetrics.Duration(started, routedBy, IoDirection.Write);
     }
 
-    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset)
+    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
-        long started = SpindleMetrics.StartTiming();
+        long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         long read = PositionalIo.ReadScatter(handle, buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Read, read, IoMechanism.Inline);
-        SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Read);
+        SpindleMetrics.Operation(routedBy, IoDirection.Read, read, IoMechanism.Inline);
+        SpindleMetrics.Duration(started, routedBy, IoDirection.Read);
         return read;
     }
 
-    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset)
+    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync)
     {
-        long started = SpindleMetrics.StartTiming();
+        long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         long written = PositionalIo.WriteGather(handle, buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(IoEngine.Sync, IoDirection.Write, written, IoMechanism.Inline);
-        SpindleMetrics.Duration(started, IoEngine.Sync, IoDirection.Write);
+        SpindleMetrics.Operation(routedBy, IoDirection.Write, written, IoMechanism.Inline);
+        SpindleMetrics.Duration(started, routedBy, IoDirection.Write);
     }
 
     internal static unsafe long GetLength(SafeFileHandle handle)

@@ -90,7 +90,7 @@ internal sealed partial class IoUringEngine
             switch (mechanism)
             {
                 case Mechanism.Inline:
-                    batch.MemberCompleted(index, SyncEngine.Read(handle, buffer, offset, prefix).GetAwaiter().GetResult(), null, onRing: false);
+                    batch.MemberCompleted(index, SyncEngine.Read(handle, buffer, offset, IoEngine.Sync, prefix).GetAwaiter().GetResult(), null, onRing: false);
                     return false;
                 case Mechanism.Pool:
                 case Mechanism.Blocking:

@@ -128,7 +128,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         switch (mechanism)
         {
             case Mechanism.Inline:
-                return SyncEngine.Read(handle, buffer, fileOffset, prefix);
+                return SyncEngine.Read(handle, buffer, fileOffset, Kind, prefix);
             case Mechanism.Pool:
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken, Kind);
@@ -156,7 +156,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.FastPath:
                 return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
             case Mechanism.Inline:
-                return SyncEngine.Write(handle, buffer, fileOffset);
+                return SyncEngine.Write(handle, buffer, fileOffset, Kind);
             case Mechanism.Pool:
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken, Kind);
@@ -188,7 +188,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         switch (mechanism)
         {
             case Mechanism.Inline:
-                return SyncEngine.ReadScatter(handle, buffers, fileOffset);
+                return SyncEngine.ReadScatter(handle, buffers, fileOffset, Kind);
             case Mechanism.Pool:
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
@@ -216,7 +216,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.FastPath:
                 return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
             case Mechanism.Inline:
-                return SyncEngine.WriteGather(handle, buffers, fileOffset);
+                return SyncEngine.WriteGather(handle, buffers, fileOffset, Kind);
             case Mechanism.Pool:
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);

@@ -8,11 +8,14 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// A thread's own small ring for its synchronous batches of reads (router row 17): the thread writes an SQE per read,
-/// hands them all to the kernel and waits for all of their completions in one <c>io_uring_enter</c>, as fio does, with
-/// no other thread involved. Made on the thread's first such batch (SINGLE_ISSUER: only that thread enters it) and
-/// freed by the finalizer once the thread has exited. Nothing is in flight outside a call: each call returns only
-/// after the kernel has completed every read it was handed, so no buffer or descriptor is let go while in use.
+/// A small ring that one synchronous batch of reads has to itself (router row 17): the calling thread writes an SQE per
+/// read, hands them all to the kernel and waits for all of their completions in one <c>io_uring_enter</c>, as fio does,
+/// with no other thread involved. Rings are rented from a process-wide pool for one batch and returned after it, so
+/// their descriptors and locked memory follow how many threads read batches at once, not how many ever did, and
+/// nothing waits for a garbage collection: at most one idle ring per processor is kept, and one returned beyond that
+/// is closed at once. Nothing is in flight outside a batch: it returns only after the kernel has completed every read
+/// it was handed, so no buffer or descriptor is let go while in use, and a ring passes to another thread empty (it is
+/// made without SINGLE_ISSUER, which would tie it to the thread that made it).
 /// </summary>
 internal sealed unsafe class OwnRing
 {
@@ -21,81 +24,121 @@ internal sealed unsafe class OwnRing
 
     private const int NotCompleted = int.MinValue;
 
-    [ThreadStatic]
-    private static OwnRing? t_ring;
+    private static readonly OwnRing?[] s_idle = new OwnRing?[Environment.ProcessorCount]; // rings between batches; null is a free slot
     private static volatile bool s_refused; // the kernel refused io_uring: this process reads such batches one by one
 
-    private Ring? _ring;
-    private bool _reading; // a batch is being placed or waited for: a nested one (user code in a buffer's Pin) reads alone
+    [ThreadStatic]
+    private static int t_placing;           // batches of this thread being placed or waited for (nested ones: a buffer's Pin)
+    [ThreadStatic]
+    private static long t_rounds;
+    [ThreadStatic]
+    private static long t_completions;
+
+    private Ring? _ring; // null once retired: the kernel refused a submission for good
     private readonly MemoryHandle[] _pins = new MemoryHandle[Entries];
     private readonly HandleLease[] _held = new HandleLease[Entries]; // the kernel reads each slot's descriptor until its CQE
     private readonly int[] _results = new int[Entries];
 
     private OwnRing(Ring ring) => _ring = ring;
 
-    /// <summary>The calling thread's ring if it has made one (tests and diagnostics).</summary>
-    internal static OwnRing? OfThisThread => t_ring;
+    /// <summary>Whether a batch of the calling thread is being placed or waited for (tests).</summary>
+    internal static bool PlacingOnThisThread => t_placing > 0;
 
-    /// <summary>Whether a batch is being placed or waited for on this ring (tests).</summary>
-    internal bool IsPlacing => _reading;
+    /// <summary>Rounds of reads the calling thread handed to the kernel together (tests and diagnostics).</summary>
+    internal static long RoundsOnThisThread => t_rounds;
 
-    /// <summary>Rounds of reads handed to the kernel together (tests and diagnostics).</summary>
-    internal long Rounds { get; private set; }
+    /// <summary>Reads the kernel completed through a ring for the calling thread (tests and diagnostics).</summary>
+    internal static long CompletionsOnThisThread => t_completions;
 
-    /// <summary>Reads the kernel completed through this ring (tests and diagnostics).</summary>
-    internal long Completions { get; private set; }
-
-    ~OwnRing() => _ring?.Dispose(); // the thread has exited: nothing can be in flight
-
-    /// <summary>The calling thread's ring, made on first use; null where the kernel refuses io_uring.</summary>
-    internal static OwnRing? ForThisThread()
-    {
-        OwnRing? own = t_ring;
-        if (own is null && !s_refused)
-        {
-            Ring? ring = Ring.TryCreate(Entries, shared: false, completionEntries: 2 * Entries, out int errno);
-            if (ring is null)
-            {
-                // Out of descriptors or memory for now: this batch reads one by one, the next asks again. Anything
-                // else is the kernel refusing io_uring, for good.
-                s_refused = errno is not (Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN);
-                return null;
-            }
-            t_ring = own = new OwnRing(ring);
-        }
-        return own;
-    }
+    /// <summary>Whether a batch may be read through a ring: false once the kernel refused io_uring to this process.</summary>
+    internal static bool MayRent => !s_refused;
 
     /// <summary>
     /// Reads the requests at <paramref name="members"/>, each after the <paramref name="prefixes"/> bytes the page cache
-    /// already gave it, and stores each one's result: the bytes read, or the outcome of reading it again on this thread
-    /// when the ring reported an error (so that every error is the exception a lone synchronous read throws).
+    /// already gave it, through a rented ring, and stores each one's result: the bytes read, or the outcome of reading it
+    /// again on this thread when the ring reported an error (so that every error is the exception a lone synchronous
+    /// read throws). Where no ring can be made now (no descriptor or memory free), they are read one by one on this
+    /// thread, and the next batch asks again.
     /// </summary>
-    internal void Read(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
+    internal static void Read(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
     {
-        bool nested = _reading;
-        _reading = true;
+        OwnRing? own = Rent();
+        if (own is null)
+        {
+            ReadAlone(requests, results, members, prefixes);
+            return;
+        }
+        t_placing++;
         try
         {
-            ReadRounds(requests, results, members, prefixes, nested);
+            own.ReadRounds(requests, results, members, prefixes);
         }
         finally
         {
-            _reading = nested;
+            t_placing--;
+            own.Return();
         }
     }
 
-    private void ReadRounds(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes, bool nested)
+    // An idle ring, or a new one; null where none can be made.
+    private static OwnRing? Rent()
+    {
+        OwnRing?[] idle = s_idle;
+        for (int i = 0; i < idle.Length; i++)
+        {
+            if (Volatile.Read(ref idle[i]) is not null && Interlocked.Exchange(ref idle[i], null) is OwnRing own)
+            {
+                return own;
+            }
+        }
+        if (s_refused)
+        {
+            return null;
+        }
+        Ring? ring = Ring.TryCreate(Entries, shared: true, completionEntries: 2 * Entries, out int errno);
+        if (ring is null)
+        {
+            // Out of descriptors or memory for now: this batch reads one by one, the next asks again. Anything else is
+            // the kernel refusing io_uring, for good.
+            s_refused = errno is not (Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN);
+            return null;
+        }
+        return new OwnRing(ring);
+    }
+
+    // Back to the idle rings, or closed when they are full (or the ring was retired).
+    private void Return()
+    {
+        if (_ring is null)
+        {
+            return;
+        }
+        OwnRing?[] idle = s_idle;
+        for (int i = 0; i < idle.Length; i++)
+        {
+            if (Volatile.Read(ref idle[i]) is null && Interlocked.CompareExchange(ref idle[i], this, null) is null)
+            {
+                return;
+            }
+        }
+        Retire();
+    }
+
+    private void Retire()
+    {
+        Ring ring = _ring!;
+        _ring = null;
+        ring.Dispose();
+    }
+
+    private void ReadRounds(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
     {
         for (int start = 0; start < members.Length; start += Entries)
         {
             int count = Math.Min(Entries, members.Length - start);
-            if (_ring is null || nested)
+            if (_ring is null)
             {
-                for (int slot = start; slot < start + count; slot++)
-                {
-                    results[members[slot]] = ReadAlone(requests[members[slot]], prefixes[slot]); // the ring was retired, or is in use below us
-                }
+                ReadAlone(requests, results, members.Slice(start, count), prefixes.Slice(start, count)); // the ring was retired
                 continue;
             }
             ReadRound(requests, results, members.Slice(start, count), prefixes.Slice(start, count));
@@ -166,14 +209,14 @@ internal sealed unsafe class OwnRing
         Ring ring = _ring!;
         int reaped = 0;
         bool refused = false;
-        Rounds++;
+        t_rounds++;
         while (true)
         {
             while (ring.TryTakeCompletion(out ulong slot, out int result))
             {
                 _results[(int)slot] = result;
                 reaped++;
-                Completions++;
+                t_completions++;
             }
             int inKernel = placed - (int)ring.Unsubmitted;
             if (reaped == (refused ? inKernel : placed))
@@ -190,9 +233,15 @@ internal sealed unsafe class OwnRing
         }
         if (refused)
         {
-            _ring = null;
-            t_ring = null;
-            ring.Dispose();
+            Retire();
+        }
+    }
+
+    private static void ReadAlone(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
+    {
+        for (int slot = 0; slot < members.Length; slot++)
+        {
+            results[members[slot]] = ReadAlone(requests[members[slot]], prefixes[slot]);
         }
     }
 

@@ -32,11 +32,11 @@ internal static class RingOpen
         bool keepNonBlocking = tryCached && request.ForOneCall && (request.Access & FileAccess.Write) == 0 && (request.Flags & OpenFlags.O_NONBLOCK) == 0;
         int result = tryCached ? TryOpenCached(request, keepNonBlocking) : -Errno.EAGAIN;
         bool nonBlocking = keepNonBlocking && result >= 0;
+        bool triedWithoutWaiting = (request.Flags & (OpenFlags.O_CREAT | OpenFlags.O_TRUNC)) == 0;
         if (result == -Errno.EAGAIN)
         {
-            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+            result = await OpenOnRingAsync(ring, request, triedWithoutWaiting, cancellationToken).ConfigureAwait(false);
         }
-        bool triedWithoutWaiting = (request.Flags & (OpenFlags.O_CREAT | OpenFlags.O_TRUNC)) == 0;
         while (true)
         {
             if (result == -Errno.ENXIO && triedWithoutWaiting)
@@ -73,8 +73,34 @@ internal static class RingOpen
             }
             // The path names another file now (a lock file replaced while we waited for its lock): open it again.
             nonBlocking = false;
-            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+            result = await OpenOnRingAsync(ring, request, triedWithoutWaiting, cancellationToken).ConfigureAwait(false);
         }
+    }
+
+    /// <summary>
+    /// <c>openat</c> on the ring. An open that neither creates nor truncates goes with O_NONBLOCK, taken off the
+    /// descriptor after: a FIFO without its other end then comes back at once (its read end open, or ENXIO) to be opened
+    /// on a thread its token reaches, instead of waiting in an io-wq worker, which a cancellation does not always free.
+    /// EAGAIN (a lease to break) is opened again the waiting way.
+    /// </summary>
+    private static async ValueTask<int> OpenOnRingAsync(IoUringEngine ring, OpenRequest request, bool withoutWaiting, CancellationToken cancellationToken)
+    {
+        withoutWaiting &= (request.Flags & OpenFlags.O_NONBLOCK) == 0;
+        int flags = withoutWaiting ? request.Flags | OpenFlags.O_NONBLOCK : request.Flags;
+        int result = await ring.OpenAtAsync(request.FullPath, flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        if (!withoutWaiting)
+        {
+            return result;
+        }
+        if (result >= 0)
+        {
+            // F_SETFL sets only the status flags (O_APPEND, O_DIRECT, O_NONBLOCK, ...): the request's, without O_NONBLOCK.
+            _ = Libc.Fcntl(result, LinuxConstants.F_SETFL, request.Flags);
+            return result;
+        }
+        return result == -Errno.EAGAIN
+            ? await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false)
+            : result;
     }
 
     /// <summary>
@@ -129,10 +155,10 @@ internal static class RingOpen
         return true;
     }
 
-    /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own.</summary>
+    /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own; its token cancels it at any time.</summary>
     private static ValueTask<OpenedHandle> OpenBlockingAsync(OpenRequest request, CancellationToken cancellationToken)
     {
         request.MayNotHaveWaited = false;
-        return PoolOpen.Start(request, cancellationToken, mayWaitForEver: true);
+        return new ValueTask<OpenedHandle>(CancellableBlockingOpen.Start(request, cancellationToken));
     }
 }

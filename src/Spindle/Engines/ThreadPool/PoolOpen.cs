@@ -1,14 +1,18 @@
 using System.Threading.Tasks.Sources;
 using Spindle.Handles;
+using Spindle.Interop;
 
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
 /// The synchronous open on a thread-pool thread, for engines without a ring: a pooled <see cref="IValueTaskSource{T}"/>
 /// that is its own work item, so an open allocates nothing beyond the handle. A token cancelled before the work
-/// item runs completes it as cancelled without opening; once <c>open(2)</c> started, the open runs to its end.
+/// item runs completes it as cancelled without opening; once <c>open(2)</c> started, the open runs to its end. A FIFO,
+/// whose open waits for its other end, is handed to <see cref="CancellableBlockingOpen"/>, which its token cancels at
+/// any time (one <c>statx</c> of the path on the pool thread finds it; a path that becomes a FIFO after that opens
+/// here).
 /// </summary>
-internal sealed class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWorkItem
+internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWorkItem
 {
     private static readonly OperationPool<PoolOpen> s_pool = new(256);
 
@@ -18,25 +22,15 @@ internal sealed class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWork
 
     private PoolOpen() => _core.RunContinuationsAsynchronously = false;
 
-    /// <summary>
-    /// Queues the open; <paramref name="mayWaitForEver"/> (a FIFO, which waits for its other end) runs it on a thread
-    /// of its own (<see cref="WorkerThreads.Blocking"/>), never holding a pool thread that other I/O needs.
-    /// </summary>
-    internal static ValueTask<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken, bool mayWaitForEver = false)
+    /// <summary>Queues the open.</summary>
+    internal static ValueTask<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken)
     {
         PoolOpen operation = s_pool.TryRent() ?? new PoolOpen();
         operation._request = request;
         operation._cancellationToken = cancellationToken;
         short version = operation._core.Version;
-        if (mayWaitForEver)
-        {
-            WorkerThreads.Blocking.Queue(operation);
-        }
-        else
-        {
-            // preferLocal as the engine's other operations (ThreadPoolEngine.Queue): a caller that blocks on the result is helped first.
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
-        }
+        // preferLocal as the engine's other operations (ThreadPoolEngine.Queue): a caller that blocks on the result is helped first.
+        System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
         return new ValueTask<OpenedHandle>(operation, version);
     }
 
@@ -48,6 +42,12 @@ internal sealed class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWork
             _core.SetException(new OperationCanceledException(cancellationToken));
             return;
         }
+        if (IsFifo(_request.FullPath))
+        {
+            Task<OpenedHandle> open = CancellableBlockingOpen.Start(_request, cancellationToken);
+            open.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(() => Forward(open));
+            return;
+        }
         try
         {
             var handle = FileOpener.Open(ref _request, out OpenedFile opened);
@@ -57,6 +57,30 @@ internal sealed class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWork
         {
             _core.SetException(e);
         }
+    }
+
+    // The outcome of the FIFO's open, which completes once, before this operation can go back to the pool.
+    private void Forward(Task<OpenedHandle> open)
+    {
+        if (open.IsCompletedSuccessfully)
+        {
+            _core.SetResult(open.Result);
+        }
+        else if (open.IsCanceled)
+        {
+            _core.SetException(new OperationCanceledException(_cancellationToken));
+        }
+        else
+        {
+            _core.SetException(open.Exception!.InnerException!);
+        }
+    }
+
+    private static bool IsFifo(string path)
+    {
+        StatxBuffer status;
+        return Libc.Statx(LinuxConstants.AT_FDCWD, path, 0, LinuxConstants.STATX_TYPE, &status) == 0
+            && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFIFO;
     }
 
     public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);

@@ -31,7 +31,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         Mechanism mechanism = Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath);
         return mechanism == Mechanism.Inline
-            ? SyncEngine.Read(handle, buffer, fileOffset, prefix)
+            ? SyncEngine.Read(handle, buffer, fileOffset, Kind, prefix)
             : Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken);
     }
 
@@ -41,7 +41,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return mechanism switch
         {
             Mechanism.FastPath => WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind),
-            Mechanism.Inline => SyncEngine.Write(handle, buffer, fileOffset),
+            Mechanism.Inline => SyncEngine.Write(handle, buffer, fileOffset, Kind),
             _ => Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken),
         };
     }
@@ -58,7 +58,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         Mechanism mechanism = Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
         return mechanism == Mechanism.Inline
-            ? SyncEngine.ReadScatter(handle, buffers, fileOffset)
+            ? SyncEngine.ReadScatter(handle, buffers, fileOffset, Kind)
             : ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
     }
 
@@ -68,7 +68,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return mechanism switch
         {
             Mechanism.FastPath => WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind),
-            Mechanism.Inline => SyncEngine.WriteGather(handle, buffers, fileOffset),
+            Mechanism.Inline => SyncEngine.WriteGather(handle, buffers, fileOffset, Kind),
             _ => WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken),
         };
     }

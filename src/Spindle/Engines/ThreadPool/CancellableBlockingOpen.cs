@@ -1,0 +1,59 @@
+using Spindle.Handles;
+
+namespace Spindle.Engines.ThreadPool;
+
+/// <summary>
+/// An open that may wait for ever (a FIFO waiting for its other end), as <c>open(2)</c> does, on a thread of its own
+/// (<see cref="WorkerThreads.Blocking"/>), which its token cancels at once: the caller's task completes as cancelled
+/// while the thread still waits in the kernel (nothing interrupts that wait short of the other end coming), and when
+/// the open returns after all, the thread closes what it opened, so a cancelled open never leaves a descriptor behind.
+/// Exactly one of the two completes the task. Rare enough to allocate (a task and a registration per open).
+/// </summary>
+internal sealed class CancellableBlockingOpen : IThreadPoolWorkItem
+{
+    private readonly TaskCompletionSource<OpenedHandle> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly CancellationToken _cancellationToken;
+    private CancellationTokenRegistration _registration;
+    private OpenRequest _request;
+
+    private CancellableBlockingOpen(in OpenRequest request, CancellationToken cancellationToken)
+    {
+        _request = request;
+        _cancellationToken = cancellationToken;
+    }
+
+    /// <summary>Queues the open; the task completes with its handle, its exception, or as cancelled once the token is.</summary>
+    internal static Task<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken)
+    {
+        var open = new CancellableBlockingOpen(request, cancellationToken);
+        open._registration = cancellationToken.UnsafeRegister(
+            static (state, token) => ((CancellableBlockingOpen)state!)._completion.TrySetCanceled(token), open);
+        WorkerThreads.Blocking.Queue(open);
+        return open._completion.Task;
+    }
+
+    void IThreadPoolWorkItem.Execute()
+    {
+        if (_cancellationToken.IsCancellationRequested)
+        {
+            _completion.TrySetCanceled(_cancellationToken);
+            return;
+        }
+        OpenedHandle result;
+        try
+        {
+            result = new OpenedHandle(FileOpener.Open(ref _request, out OpenedFile opened), opened);
+        }
+        catch (Exception e)
+        {
+            _registration.Dispose();
+            _completion.TrySetException(e);
+            return;
+        }
+        _registration.Dispose();
+        if (!_completion.TrySetResult(result))
+        {
+            result.Handle.Dispose(); // the caller was told it was cancelled: no one will ever take this handle
+        }
+    }
+}

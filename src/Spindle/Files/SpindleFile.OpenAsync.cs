@@ -94,6 +94,25 @@ public static partial class SpindleFile
     private static async ValueTask<SafeFileHandle> AwaitHandle(ValueTask<OpenedHandle> open) => (await open.ConfigureAwait(false)).Handle;
 
     // Passed through to System.IO (off Linux), the synchronous open runs on a pool thread, so the caller never waits in it.
+    // Its token cancels the caller's wait at any time, as on Linux: an open that cannot be interrupted (a FIFO waiting
+    // for its other end) goes on, and what it opens after the caller was told "cancelled" is closed.
     private static ValueTask<SafeFileHandle> PassThroughOpen(Func<SafeFileHandle> open, CancellationToken cancellationToken)
-        => new(Task.Run(open, cancellationToken));
+    {
+        Task<SafeFileHandle> opening = Task.Run(open, cancellationToken);
+        return cancellationToken.CanBeCanceled ? new(WaitCancellably(opening, cancellationToken)) : new(opening);
+    }
+
+    private static async Task<SafeFileHandle> WaitCancellably(Task<SafeFileHandle> opening, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await opening.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!opening.IsCanceled)
+        {
+            _ = opening.ContinueWith(static late => late.Result.Dispose(), CancellationToken.None,
+                TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            throw;
+        }
+    }
 }

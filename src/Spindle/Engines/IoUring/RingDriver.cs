@@ -12,8 +12,8 @@ namespace Spindle.Engines.IoUring;
 /// operations wait in their lane. Operations that may wait for ever (pipes, sockets, character devices)
 /// have a lane and a budget of their own (<see cref="PendingLane"/>; half the CQ ring), so the others never
 /// wait behind them; a reserve belongs to neither, so a cancellation always finds room. A queued
-/// operation whose token is cancelled completes at once. Only the ring's thread calls anything here but
-/// <see cref="Queue"/> and <see cref="EnqueueCancel"/>.
+/// operation whose token is cancelled completes at once. Whoever holds the ring's gate (<see cref="RingThread"/>)
+/// calls the rest; <see cref="Queue"/>, <see cref="EnqueueCancel"/>, <see cref="Wait"/> and the counts are for any thread.
 /// </summary>
 internal sealed unsafe class RingDriver
 {
@@ -68,10 +68,7 @@ internal sealed unsafe class RingDriver
     /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
     internal int BlockingBudget => _blocking.Budget;
 
-    /// <summary>Whether anything can go on the ring, or come off it, without waiting for the kernel.</summary>
-    internal bool HasWorkNow => _ring.HasCompletion || (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation));
-
-    /// <summary>Whether something queued could be placed now (the thread must not sleep while so).</summary>
+    /// <summary>Whether something queued could be placed now (under the gate; the ring's thread must not sleep while so).</summary>
     internal bool CanPlaceMore()
         => (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation))
         || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace))
@@ -90,7 +87,7 @@ internal sealed unsafe class RingDriver
     /// <summary>Queues a cancellation (any thread).</summary>
     internal void EnqueueCancel(IoUringOperation operation, uint generation) => _cancels.Enqueue((operation, generation));
 
-    /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives.</summary>
+    /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives (under the gate: never with <paramref name="wait"/>).</summary>
     internal void Enter(bool wait)
     {
         uint unsubmitted = _ring.Unsubmitted;
@@ -101,7 +98,7 @@ internal sealed unsafe class RingDriver
         }
         if (unsubmitted > 0)
         {
-            Volatile.Write(ref _submittingEnters, _submittingEnters + 1);
+            Interlocked.Increment(ref _submittingEnters);
         }
         if (result >= 0 || result == -Errno.EINTR)
         {
@@ -114,13 +111,27 @@ internal sealed unsafe class RingDriver
         }
     }
 
-    /// <summary>
-    /// Hands every CQE to its operation; returns true when the CQE of the read placed by
-    /// <see cref="TryPlaceRead"/> with <paramref name="ownTag"/> was among them.
-    /// </summary>
-    internal bool Reap(ulong ownTag)
+    /// <summary>Blocks until a completion arrives, submitting nothing (outside the gate: the kernel lets any thread wait).</summary>
+    internal void Wait()
     {
-        bool own = false;
+        SpindleMetrics.Submission();
+        _ring.Wait(1);
+    }
+
+    /// <summary>Whether a completion waits in the CQ ring (any thread).</summary>
+    internal bool HasCompletion => _ring.HasCompletion;
+
+    /// <summary>Regular-file and block-device operations queued and not yet placed (any thread).</summary>
+    internal int Queued => _regular.Queued;
+
+    /// <summary>
+    /// Hands every CQE to its operation; returns how many operations completed, and in <paramref name="own"/> whether
+    /// the CQE of the read placed by <see cref="TryPlaceRead"/> with <paramref name="ownTag"/> was among them.
+    /// </summary>
+    internal int Reap(ulong ownTag, out bool own)
+    {
+        own = false;
+        int completed = 0;
         while (_ring.TryTakeCompletion(out ulong userData, out int result))
         {
             _inFlight--;
@@ -148,8 +159,12 @@ internal sealed unsafe class RingDriver
             {
                 _retries.Enqueue((operation, operation.Generation));
             }
+            else
+            {
+                completed++;
+            }
         }
-        return own;
+        return completed;
     }
 
     /// <summary>

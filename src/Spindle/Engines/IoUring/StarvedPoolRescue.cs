@@ -1,0 +1,115 @@
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// The backstop for a thread pool that cannot start the completion queue's work item: every pool thread blocked, for
+/// instance in <c>ReadAsync(...).AsTask().Result</c> on a pool capped below the number of callers, each waiting for a
+/// continuation that only a pool thread would run. A thread waiting in the operation's own <c>GetResult</c> never needs
+/// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep while no
+/// work item waits, checks every <see cref="StallMilliseconds"/> whether the work item it saw requested last time is
+/// still waiting; then a new thread runs the queue once, in a clean execution context, and ends (so nothing a
+/// continuation sets on it outlives it).
+/// </summary>
+internal sealed class StarvedPoolRescue
+{
+    // Long enough that a pool busy with other work items is not taken for a starved one.
+    private const int StallMilliseconds = 10;
+
+    private static readonly AsyncLocal<bool> s_marker = new();
+
+    private readonly IThreadPoolWorkItem _drain;
+    private readonly SemaphoreSlim _wake = new(0);
+    private ExecutionContext? _clean;   // a context with nothing of the user's in it
+    private int _parked = 1;            // 1 while the watch thread sleeps (or was never started)
+    private bool _started;
+    private long _requests;             // work items requested so far (by CompletionQueue)
+    private long _served;               // the requests counted when a work item last started: all of them were served
+
+    internal StarvedPoolRescue(IThreadPoolWorkItem drain) => _drain = drain;
+
+    /// <summary>Rescues run so far (tests and diagnostics).</summary>
+    internal long Rescues { get; private set; }
+
+    /// <summary>A work item was queued to the pool.</summary>
+    internal void Requested()
+    {
+        Interlocked.Increment(ref _requests);
+        if (Volatile.Read(ref _parked) != 0 && Interlocked.Exchange(ref _parked, 0) != 0)
+        {
+            Wake();
+        }
+    }
+
+    /// <summary>A work item started (on a pool thread or a rescue thread).</summary>
+    internal void Started() => Volatile.Write(ref _served, Volatile.Read(ref _requests));
+
+    private void Wake()
+    {
+        if (Volatile.Read(ref _started))
+        {
+            _wake.Release();
+            return;
+        }
+        lock (_wake)
+        {
+            if (_started)
+            {
+                _wake.Release();
+                return;
+            }
+            try
+            {
+                new Thread(static state => ((StarvedPoolRescue)state!).Watch()) { IsBackground = true, Name = "Spindle io_uring rescue watch" }.UnsafeStart(this);
+                Volatile.Write(ref _started, true);
+            }
+            catch (OutOfMemoryException)
+            {
+                Volatile.Write(ref _parked, 1); // no thread now (limits): the next request tries again
+            }
+        }
+    }
+
+    private void Watch()
+    {
+        s_marker.Value = true; // started without flow: the captured context holds only this marker
+        _clean = ExecutionContext.Capture();
+        while (true)
+        {
+            long requests = Volatile.Read(ref _requests);
+            long served = Volatile.Read(ref _served);
+            if (requests == served)
+            {
+                Volatile.Write(ref _parked, 1);
+                Interlocked.MemoryBarrier();
+                // A request after the look above saw us parked and releases the semaphore; one before it is counted.
+                if (Volatile.Read(ref _requests) == requests || Interlocked.Exchange(ref _parked, 0) == 0)
+                {
+                    _wake.Wait();
+                }
+                continue;
+            }
+            Thread.Sleep(StallMilliseconds);
+            if (Volatile.Read(ref _served) == served)
+            {
+                Rescue();
+            }
+        }
+    }
+
+    private void Rescue()
+    {
+        Rescues++;
+        try
+        {
+            new Thread(static state =>
+            {
+                var self = (StarvedPoolRescue)state!;
+                ExecutionContext.Run(self._clean!, static drain => ((IThreadPoolWorkItem)drain!).Execute(), self._drain);
+            })
+            { IsBackground = true, Name = "Spindle io_uring rescue" }.UnsafeStart(this);
+        }
+        catch (OutOfMemoryException)
+        {
+            // No thread now: the next tick tries again.
+        }
+    }
+}

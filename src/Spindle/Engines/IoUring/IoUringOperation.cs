@@ -457,8 +457,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
         {
             case InFlight:
+                _engine.Thread.CountWaiter(1);
                 _engine.Thread.Flush();
                 completed.Wait();
+                _engine.Thread.CountWaiter(-1);
                 RecordMetrics();
                 return;
             case Queued when Interlocked.CompareExchange(ref _delivery, Taken, Queued) == Queued:

@@ -38,6 +38,14 @@ internal sealed unsafe class RingThread
     /// <summary>Where completed operations' continuations run: the thread pool, one work item per batch.</summary>
     internal CompletionQueue Completions { get; }
 
+    private int _waiters; // threads blocked in GetResult on one of this ring's operations now
+
+    /// <summary>Threads blocked in <c>GetResult</c> on one of this ring's operations now (tests).</summary>
+    internal int Waiters => Volatile.Read(ref _waiters);
+
+    /// <summary>A thread starts (<paramref name="delta"/> 1) or stops (-1) waiting in <c>GetResult</c>.</summary>
+    internal void CountWaiter(int delta) => Interlocked.Add(ref _waiters, delta);
+
     /// <summary>The thread's id (the kernel's), once it started.</summary>
     internal int ThreadId { get; private set; }
 
@@ -229,7 +237,9 @@ internal sealed unsafe class RingThread
         int taken = _driver.Reap(WakeTag, out bool wake);
         if (wake)
         {
-            _wakeArmed = false;
+            // Whoever reaped the wake-up puts the read back at once: the ring's thread may already be on its way to
+            // sleep, and a caller's next eventfd write must find a read on the ring to wake it.
+            _wakeArmed = _driver.TryPlaceRead(_wakeFd, _wakeBuffer, sizeof(ulong), WakeTag);
         }
         return taken;
     }

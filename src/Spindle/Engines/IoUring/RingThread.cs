@@ -1,4 +1,5 @@
 using Spindle.Interop;
+using static Spindle.Interop.IoUringConstants;
 
 namespace Spindle.Engines.IoUring;
 
@@ -46,14 +47,11 @@ internal sealed unsafe class RingThread
     /// <summary>A thread starts (<paramref name="delta"/> 1) or stops (-1) waiting in <c>GetResult</c>.</summary>
     internal void CountWaiter(int delta) => Interlocked.Add(ref _waiters, delta);
 
-    /// <summary>The thread's id (the kernel's), once it started.</summary>
+    /// <summary>The thread's id (the kernel's), once it started: its io-wq workers are named after it.</summary>
     internal int ThreadId { get; private set; }
 
     /// <summary>How many io-wq workers may wait at once for requests that can block (0 when the kernel would not say).</summary>
     internal uint BoundWorkerLimit { get; private set; }
-
-    /// <summary>The ring's driver (its state, for diagnostics and tests).</summary>
-    internal RingDriver Driver => _driver;
 
     /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
     internal uint SetupFlags => _driver.SetupFlags;
@@ -127,8 +125,6 @@ internal sealed unsafe class RingThread
         errno = error;
         return ready;
     }
-
-    private const int EFD_CLOEXEC = 0x80000;
 
     /// <summary>
     /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a

@@ -4,8 +4,8 @@ namespace Spindle.Engines.IoUring;
 /// The backstop for a thread pool that cannot start the completion queue's work item: every pool thread blocked, for
 /// instance in <c>ReadAsync(...).AsTask().Result</c> on a pool capped below the number of callers, each waiting for a
 /// continuation that only a pool thread would run. A thread waiting in the operation's own <c>GetResult</c> never needs
-/// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep while no
-/// work item waits, checks every <see cref="StallMilliseconds"/> whether the work item it saw requested last time is
+/// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep after a
+/// second without a waiting work item, checks every <see cref="StallMilliseconds"/> whether the work item it saw requested last time is
 /// still waiting; then a new thread runs the queue once, in a clean execution context, and ends (so nothing a
 /// continuation sets on it outlives it).
 /// </summary>
@@ -13,6 +13,10 @@ internal sealed class StarvedPoolRescue
 {
     // Long enough that a pool busy with other work items is not taken for a starved one.
     private const int StallMilliseconds = 10;
+
+    // Ticks without a waiting work item before the watch thread sleeps until the next request: parking at once made
+    // every request of a steady load wake it (two context switches per read at one read in flight).
+    private const int QuietTicksBeforeParking = 100;
 
     private static readonly AsyncLocal<bool> s_marker = new();
 
@@ -25,9 +29,6 @@ internal sealed class StarvedPoolRescue
     private long _served;               // the requests counted when a work item last started: all of them were served
 
     internal StarvedPoolRescue(IThreadPoolWorkItem drain) => _drain = drain;
-
-    /// <summary>Rescues run so far (tests and diagnostics).</summary>
-    internal long Rescues { get; private set; }
 
     /// <summary>A work item was queued to the pool.</summary>
     internal void Requested()
@@ -72,11 +73,12 @@ internal sealed class StarvedPoolRescue
     {
         s_marker.Value = true; // started without flow: the captured context holds only this marker
         _clean = ExecutionContext.Capture();
+        int quiet = 0;
         while (true)
         {
-            long requests = Volatile.Read(ref _requests);
             long served = Volatile.Read(ref _served);
-            if (requests == served)
+            long requests = Volatile.Read(ref _requests);
+            if (requests == served && ++quiet >= QuietTicksBeforeParking)
             {
                 Volatile.Write(ref _parked, 1);
                 Interlocked.MemoryBarrier();
@@ -85,10 +87,15 @@ internal sealed class StarvedPoolRescue
                 {
                     _wake.Wait();
                 }
+                quiet = 0;
                 continue;
             }
+            if (requests != served)
+            {
+                quiet = 0;
+            }
             Thread.Sleep(StallMilliseconds);
-            if (Volatile.Read(ref _served) == served)
+            if (requests != served && Volatile.Read(ref _served) == served)
             {
                 Rescue();
             }
@@ -97,7 +104,6 @@ internal sealed class StarvedPoolRescue
 
     private void Rescue()
     {
-        Rescues++;
         try
         {
             new Thread(static state =>

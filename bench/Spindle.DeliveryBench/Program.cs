@@ -12,6 +12,7 @@ using Spindle.Workloads;
 // Auto beside System.IO's RandomAccess and fio, each contender in a child process of its own (so getrusage covers
 // it alone), rounds interleaved, medians and ratios printed. One command:
 //   dotnet run -c Release --project bench/Spindle.DeliveryBench -- [--dir DIR] [--rounds N] [--seconds S] [--only WORKLOAD]
+//     [--depths 1,8,32,128] [--works 20,100,500] [--work-depths 8,32]
 // --auto-builds PATH[,PATH] runs the Auto rows of other builds of this harness too (an older Spindle), in the same rounds.
 // Workloads: qd (1/8/32/128 in flight, no work after the await), work (20/100/500 µs after the await, 8 and 32 in
 // flight, all cores and one core), sync (64 pool threads blocking on ReadAsync), batch (ReadBatchAsync of 32 against
@@ -31,6 +32,8 @@ static class Parent
         double seconds = double.Parse(Arg(args, "--seconds", "3"));
         string only = Arg(args, "--only", "qd,sync,batch,burst,work");
         int[] depths = Arg(args, "--depths", "1,8,32,128").Split(',').Select(int.Parse).ToArray();
+        int[] works = Arg(args, "--works", "20,100,500").Split(',').Select(int.Parse).ToArray();
+        int[] workDepths = Arg(args, "--work-depths", "8,32").Split(',').Select(int.Parse).ToArray();
         string[] builds = Arg(args, "--auto-builds", "").Split(',', StringSplitOptions.RemoveEmptyEntries); // other builds of this harness to run as further Auto contenders
         string file = Path.Combine(dir, "spindle-delivery-1g.dat");
         EnsureFile(file);
@@ -48,9 +51,9 @@ static class Parent
                 case "work":
                     foreach (string cores in new[] { "0", "0,1" })
                     {
-                        foreach (int depth in new[] { 8, 32 })
+                        foreach (int depth in workDepths)
                         {
-                            foreach (int work in new[] { 20, 100, 500 })
+                            foreach (int work in works)
                             {
                                 rows.Add(($"work {work}us qd {depth} cores {cores}", ["auto", "sysio"], c => ["qd", c, file, depth.ToString(), work.ToString(), seconds.ToString()], null, cores));
                             }
@@ -110,11 +113,11 @@ static class Parent
     private static void Print(string name, Dictionary<string, List<Result>> results)
     {
         Console.WriteLine($"## {name}");
-        Console.WriteLine("| contender | ops/s | CPU us/op | ctx sw/op | enters/op | worst wait ms | rounds |");
-        Console.WriteLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        Console.WriteLine("| contender | ops/s | CPU us/op | ctx sw/op | enters/op | submitting enters/op | worst wait ms | rounds |");
+        Console.WriteLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var (key, list) in results)
         {
-            Console.WriteLine($"| {key} | {Median(list, r => r.OpsPerSecond):F0} | {Median(list, r => r.CpuMicrosPerOp):F2} | {Median(list, r => r.SwitchesPerOp):F3} | {Median(list, r => r.EntersPerOp):F3} | {Median(list, r => r.WorstWaitMs):F1} | {list.Count} |");
+            Console.WriteLine($"| {key} | {Median(list, r => r.OpsPerSecond):F0} | {Median(list, r => r.CpuMicrosPerOp):F2} | {Median(list, r => r.SwitchesPerOp):F3} | {Median(list, r => r.EntersPerOp):F3} | {Median(list, r => r.SubmitsPerOp):F3} | {Median(list, r => r.WorstWaitMs):F1} | {list.Count} |");
         }
         if (results.TryGetValue("auto", out var auto))
         {
@@ -235,6 +238,7 @@ sealed class Result
     public double CpuMicrosPerOp { get; set; }
     public double SwitchesPerOp { get; set; }
     public double EntersPerOp { get; set; }
+    public double SubmitsPerOp { get; set; }
     public double WorstWaitMs { get; set; }
 }
 
@@ -244,6 +248,15 @@ static partial class Child
     private const long Blocks = (1L << 30) / Block;
     private static long s_enters;
     private static MeterListener? s_listener;
+
+    // The enters that submitted (the ring's internal count, read by reflection: the meter counts waits too).
+    private static long SubmittingEnters()
+    {
+        const System.Reflection.BindingFlags Internal = System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.Instance;
+        object? engine = typeof(SpindleRandomAccess).Assembly.GetType("Spindle.Engines.IoUring.IoUringEngine")?.GetProperty("Instance", Internal)?.GetValue(null);
+        object? thread = engine?.GetType().GetProperty("Thread", Internal)?.GetValue(engine);
+        return thread?.GetType().GetProperty("SubmittingEnters", Internal)?.GetValue(thread) is long count ? count : 0;
+    }
 
     private static long Enters()
     {
@@ -317,6 +330,7 @@ static partial class Child
         warm();
         Usage before = Usage.Now();
         long enters = Enters();
+        long submits = SubmittingEnters();
         long start = Stopwatch.GetTimestamp();
         var (ops, worst) = timed();
         double elapsed = Stopwatch.GetElapsedTime(start).TotalSeconds;
@@ -327,6 +341,7 @@ static partial class Child
             CpuMicrosPerOp = (after.CpuMicros - before.CpuMicros) / ops,
             SwitchesPerOp = (double)(after.Switches - before.Switches) / ops,
             EntersPerOp = (double)(Enters() - enters) / ops,
+            SubmitsPerOp = (double)(SubmittingEnters() - submits) / ops,
             WorstWaitMs = worst,
         };
     }

@@ -105,6 +105,9 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// </summary>
     internal bool MayBlock { get; set; }
 
+    /// <summary>Whether the kernel serves the request in an io-wq worker (opens, closes, syncs, durable writes): it goes in from the ring's thread.</summary>
+    internal bool WaitsInWorker => _kind is OperationKind.Open or OperationKind.Close or OperationKind.Fsync or OperationKind.DataSync or OperationKind.WriteDurable;
+
     /// <summary>Whether the continuation runs on the thread that reaps the completion (the inline mode) instead of a pool thread.</summary>
     internal bool Inline { get; set; }
 

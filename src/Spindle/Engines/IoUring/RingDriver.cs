@@ -23,10 +23,15 @@ internal sealed unsafe class RingDriver
     // wake-up read) always find room: otherwise a ring full of reads on silent pipes could never be cancelled.
     private const int CancelReserve = 32;
 
+    // Requests the kernel serves in io-wq workers go in from the ring's thread only: its io-wq is the one whose limit it
+    // raised (RingThread), and its workers are named after it. As many may be in the kernel as that limit lets wait.
+    private const int WorkerBudget = 64;
+
     private readonly IoUringEngine _engine;
     private readonly Ring _ring;
     private readonly PendingLane _regular = new();   // regular files and block devices: always finish
     private readonly PendingLane _blocking = new();  // pipes, sockets, character devices: may wait for ever
+    private readonly PendingLane _workers = new();   // opens, closes, syncs: wait in io-wq workers; placed by the ring's thread only
     private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
     // Need another SQE; entries carry the generation as in PendingLane.
     private readonly Queue<(IoUringOperation Operation, uint Generation)> _retries = new();
@@ -41,7 +46,8 @@ internal sealed unsafe class RingDriver
         _ring = ring;
         // Half the room for each class, less the reserve, which belongs to neither.
         _blocking.Budget = (int)ring.CqEntries / 2;
-        _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget;
+        _workers.Budget = WorkerBudget;
+        _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget - _workers.Budget;
     }
 
     /// <summary>
@@ -68,10 +74,16 @@ internal sealed unsafe class RingDriver
     /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
     internal int BlockingBudget => _blocking.Budget;
 
+    /// <summary>Whether a request for io-wq workers waits for the ring's thread to place it (any thread).</summary>
+    internal bool WorkersWaiting => !HoldPending && _workers.CanPlace;
+
+    /// <summary>Whether the gate's holder now is the ring's own thread (set by it under the gate).</summary>
+    internal bool OnRingThread;
+
     /// <summary>Whether something queued could be placed now (under the gate; the ring's thread must not sleep while so).</summary>
     internal bool CanPlaceMore()
         => (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation))
-        || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace))
+        || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace || (OnRingThread && _workers.CanPlace)))
         || !_cancels.IsEmpty
         || (_carriedCancel is not null && HasRoomForCancel);
 
@@ -249,13 +261,13 @@ internal sealed unsafe class RingDriver
             }
             _retries.Dequeue();
         }
-        if (!HoldPending && Place(_regular))
+        if (!HoldPending && Place(_regular) && Place(_blocking) && OnRingThread)
         {
-            Place(_blocking);
+            Place(_workers);
         }
     }
 
-    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : _regular;
+    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : operation.WaitsInWorker ? _workers : _regular;
 
     // The lanes' budgets add up to the CQ ring less the reserve, so operations never take the reserve.
     private bool HasRoomFor(IoUringOperation operation) => LaneOf(operation).HasRoom;

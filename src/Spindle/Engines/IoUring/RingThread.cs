@@ -20,6 +20,13 @@ internal sealed unsafe class RingThread
     private const ulong WakeTag = ulong.MaxValue;       // user data of the standing eventfd read
     private const uint BoundWorkers = 64;               // io-wq workers that may wait at once (opens, syncs); the kernel's default is 4 per CPU
     private const int SubmitBatch = 8;                  // requests left for the next enter while a completion will come anyway
+    private const int BatchWindowMicroseconds = 20;     // how long a run of continuations may hold back what they started
+
+    private static readonly long s_batchWindowTicks = System.Diagnostics.Stopwatch.Frequency * BatchWindowMicroseconds / 1_000_000;
+
+    // When the run of continuations on this thread first held back a request (Stopwatch ticks), or 0.
+    [ThreadStatic]
+    private static long t_heldSince;
 
     // The ring this thread drives while running continuations (CompletionQueue), if any: its submissions wait for the end of the run.
     [ThreadStatic]
@@ -128,13 +135,18 @@ internal sealed unsafe class RingThread
 
     /// <summary>
     /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
-    /// submission is due soon anyway: continuations running on this thread for the ring (their run submits when it
-    /// ends), or fewer than <see cref="SubmitBatch"/> requests waiting while a file request is in the kernel (its
+    /// submission is due soon anyway: a run of continuations on this thread for the ring (it submits what they
+    /// started together, within <see cref="BatchWindowMicroseconds"/>), or fewer than <see cref="SubmitBatch"/> requests waiting while a file request is in the kernel (its
     /// completion wakes the ring's thread, which submits them).
     /// </summary>
     internal void Submit(IoUringOperation operation)
     {
         _driver.Queue(operation);
+        if (operation.WaitsInWorker)
+        {
+            WakeIfSleeping(); // the ring's thread places it (RingDriver)
+            return;
+        }
         if (!operation.MayBlock)
         {
             // Pairs with the fence between reaping and placing (DriveOnce): either the reaper of the completion in
@@ -144,7 +156,11 @@ internal sealed unsafe class RingThread
             {
                 if (t_draining == this)
                 {
-                    return; // the run of continuations submits when it ends
+                    if (t_heldSince == 0)
+                    {
+                        t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
+                    }
+                    return; // the run of continuations submits it with the others it starts (CompletionQueue)
                 }
                 if (_driver.Queued < SubmitBatch)
                 {
@@ -155,6 +171,16 @@ internal sealed unsafe class RingThread
         }
         Flush();
     }
+
+    /// <summary>
+    /// Whether the run of continuations on this thread has held back a request for <see cref="BatchWindowMicroseconds"/>:
+    /// continuations that do no work start their next requests within microseconds of each other, and these go in
+    /// together; behind continuations that work, the device would run dry.
+    /// </summary>
+    internal static bool HeldBackLong => t_heldSince != 0 && System.Diagnostics.Stopwatch.GetTimestamp() - t_heldSince >= s_batchWindowTicks;
+
+    /// <summary>What the run of continuations on this thread held back has been submitted.</summary>
+    internal static void ReleaseHeld() => t_heldSince = 0;
 
     /// <summary>Queues a prepared operation without submitting it: a batch queues all of its operations, then calls <see cref="Flush"/> once.</summary>
     internal void Queue(IoUringOperation operation) => _driver.Queue(operation);
@@ -191,7 +217,7 @@ internal sealed unsafe class RingThread
             {
                 Volatile.Write(ref _flushWanted, 0);
                 taken += DriveOnce();
-                again = _driver.CanPlaceMore(); // retries the completions asked for, or requests queued meanwhile
+                again = _driver.CanPlaceMore() || _driver.Unsubmitted > 0; // retries, requests queued meanwhile, an enter the kernel refused for now
             }
             finally
             {
@@ -203,6 +229,10 @@ internal sealed unsafe class RingThread
             {
                 break;
             }
+        }
+        if (_driver.WorkersWaiting)
+        {
+            WakeIfSleeping(); // requests for io-wq workers go in from the ring's thread only
         }
         return taken;
     }
@@ -297,6 +327,7 @@ internal sealed unsafe class RingThread
                 lock (_gate)
                 {
                     Volatile.Write(ref _flushWanted, 0);
+                    _driver.OnRingThread = true;
                     DriveOnce();
                     if (!_wakeArmed)
                     {
@@ -309,10 +340,13 @@ internal sealed unsafe class RingThread
                     Volatile.Write(ref _sleeping, 1);
                     // Pairs with the callers' fences: either they see the thread asleep and wake it, or it sees their requests.
                     Interlocked.MemoryBarrier();
-                    sleep = !_driver.HasCompletion && !_driver.CanPlaceMore() && Volatile.Read(ref _flushWanted) == 0;
+                    sleep = !_driver.HasCompletion && !_driver.CanPlaceMore() && _driver.Unsubmitted == 0 && Volatile.Read(ref _flushWanted) == 0;
+                    _driver.OnRingThread = false;
                 }
                 RunInline();
-                if (sleep && !_driver.HasCompletion)
+                // Pairs with Flush's fence after its wish: either it takes the gate, or we see the wish and drive again.
+                Interlocked.MemoryBarrier();
+                if (sleep && !_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0)
                 {
                     // Nothing to place, nothing ready: block until a completion (the kernel's, or the eventfd read's).
                     _driver.Wait();

@@ -6,8 +6,9 @@ namespace Spindle.Engines.IoUring;
 /// continuation that only a pool thread would run. A thread waiting in the operation's own <c>GetResult</c> never needs
 /// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep after a
 /// second without a waiting work item, checks every <see cref="StallMilliseconds"/> whether the work item it saw requested last time is
-/// still waiting; then a new thread runs the queue once, in a clean execution context, and ends (so nothing a
-/// continuation sets on it outlives it).
+/// still waiting; then a rescue thread runs the queue in a clean execution context (the execution and synchronization
+/// contexts restored, the background flag and priority reset after it): one kept thread, or a thread that runs it once
+/// while the kept one is busy.
 /// </summary>
 internal sealed class StarvedPoolRescue
 {
@@ -20,7 +21,13 @@ internal sealed class StarvedPoolRescue
 
     private static readonly AsyncLocal<bool> s_marker = new();
 
+    private static readonly ParameterizedThreadStart s_runKept = static state => ((StarvedPoolRescue)state!).Run(once: false);
+    private static readonly ParameterizedThreadStart s_runOnce = static state => ((StarvedPoolRescue)state!).Run(once: true);
+
     private readonly IThreadPoolWorkItem _drain;
+    private readonly SemaphoreSlim _runnerWake = new(0); // wakes the kept rescue thread
+    private int _runnerIdle;                             // 1 while the kept rescue thread waits for work
+    private bool _runnerStarted;                         // whether it exists (the watch thread alone reads and sets this)
     private readonly SemaphoreSlim _wake = new(0);
     private ExecutionContext? _clean;   // a context with nothing of the user's in it
     private int _parked = 1;            // 1 while the watch thread sleeps (or was never started)
@@ -102,20 +109,42 @@ internal sealed class StarvedPoolRescue
         }
     }
 
+    // The kept rescue thread runs the queue when woken; a new thread runs it once only while that one is busy (a
+    // continuation blocked it). Kept, so that a pool that stalls now and then costs no thread (and no allocation) each time.
     private void Rescue()
     {
+        if (Interlocked.Exchange(ref _runnerIdle, 0) == 1)
+        {
+            _runnerWake.Release();
+            return;
+        }
+        bool keep = !_runnerStarted; // the first rescue thread is kept; later ones, while it is busy, run once
         try
         {
-            new Thread(static state =>
-            {
-                var self = (StarvedPoolRescue)state!;
-                ExecutionContext.Run(self._clean!, static drain => ((IThreadPoolWorkItem)drain!).Execute(), self._drain);
-            })
-            { IsBackground = true, Name = "Spindle io_uring rescue" }.UnsafeStart(this);
+            new Thread(keep ? s_runKept : s_runOnce) { IsBackground = true, Name = "Spindle io_uring rescue" }.UnsafeStart(this);
+            _runnerStarted |= keep;
         }
         catch (OutOfMemoryException)
         {
             // No thread now: the next tick tries again.
+        }
+    }
+
+    private void Run(bool once)
+    {
+        Thread thread = Thread.CurrentThread;
+        while (true)
+        {
+            ExecutionContext.Run(_clean!, static drain => ((IThreadPoolWorkItem)drain!).Execute(), _drain);
+            if (once)
+            {
+                return;
+            }
+            // What the pool resets after a work item, reset by hand (ExecutionContext.Run restored the contexts).
+            thread.IsBackground = true;
+            thread.Priority = ThreadPriority.Normal;
+            Volatile.Write(ref _runnerIdle, 1);
+            _runnerWake.Wait();
         }
     }
 }

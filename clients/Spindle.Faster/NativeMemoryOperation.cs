@@ -61,7 +61,12 @@ internal sealed unsafe class NativeMemoryOperation : MemoryManager<byte>
         ValueTask<int> task;
         try
         {
-            task = SpindleRandomAccess.ReadAsync(handle, Memory, offset, engine);
+            // FASTER's callbacks only signal (a semaphore, a pending-request queue): they run on the thread that reaps
+            // the completion instead of a pool thread.
+            using (SpindleRandomAccess.RunCompletionsInline())
+            {
+                task = SpindleRandomAccess.ReadAsync(handle, Memory, offset, engine);
+            }
         }
         catch (Exception e)
         {
@@ -84,9 +89,12 @@ internal sealed unsafe class NativeMemoryOperation : MemoryManager<byte>
         ValueTask task;
         try
         {
-            task = durable
-                ? SpindleRandomAccess.WriteDurableAsync(handle, Memory, offset, engine)
-                : SpindleRandomAccess.WriteAsync(handle, Memory, offset, engine);
+            using (SpindleRandomAccess.RunCompletionsInline()) // as for reads
+            {
+                task = durable
+                    ? SpindleRandomAccess.WriteDurableAsync(handle, Memory, offset, engine)
+                    : SpindleRandomAccess.WriteAsync(handle, Memory, offset, engine);
+            }
         }
         catch (Exception e)
         {

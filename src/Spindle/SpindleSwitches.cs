@@ -10,7 +10,6 @@ namespace Spindle;
 /// <list type="table">
 /// <item><term><c>Spindle.IoEngine</c> / <c>SPINDLE_IO_ENGINE</c></term><description>the engine behind <c>Auto</c>: sync, threadpool, iouring, auto (default auto: io_uring when the kernel allows it, else the thread pool); an unknown name is reported (an event and the fallback counter) and auto is used</description></item>
 /// <item><term><c>Spindle.DisableIoUring</c></term><description>true: io_uring is never set up (default false)</description></item>
-/// <item><term><c>Spindle.RaiseRingThreadPriority</c></term><description>false: the io_uring thread runs at the process's priority instead of asking to run first when it wakes (default true)</description></item>
 /// <item><term><c>Spindle.DisableReadFastPath</c></term><description>true: no page-cache read on the caller's thread (default false)</description></item>
 /// <item><term><c>Spindle.DisableWriteFastPath</c></term><description>true: no small buffered write on the caller's thread (default false)</description></item>
 /// <item><term><c>Spindle.PassThroughToSystemIO</c> / <c>SPINDLE_PASS_THROUGH</c></term><description>true or 1: every call goes to System.IO (default false on Linux)</description></item>
@@ -22,7 +21,6 @@ internal static class SpindleSwitches
     internal const string IoEngineName = "Spindle.IoEngine";
     internal const string IoEngineVariable = "SPINDLE_IO_ENGINE";
     internal const string DisableIoUringName = "Spindle.DisableIoUring";
-    internal const string RaiseRingThreadPriorityName = "Spindle.RaiseRingThreadPriority";
     internal const string DisableReadFastPathName = "Spindle.DisableReadFastPath";
     internal const string DisableWriteFastPathName = "Spindle.DisableWriteFastPath";
     internal const string PassThroughName = "Spindle.PassThroughToSystemIO";
@@ -42,7 +40,6 @@ internal static class SpindleSwitches
 
     internal static bool DisableIoUring => Flag(DisableIoUringName, variable: null, defaultValue: false);
 
-    internal static bool RaiseRingThreadPriority => Flag(RaiseRingThreadPriorityName, variable: null, defaultValue: true);
 
     internal static bool DisableReadFastPath => Flag(DisableReadFastPathName, variable: null, defaultValue: false);
 

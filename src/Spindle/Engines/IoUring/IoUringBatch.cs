@@ -8,7 +8,7 @@ namespace Spindle.Engines.IoUring;
 /// writes its own result when it completes (the ring thread for the reads on the ring, the caller for those done at
 /// once, a pool thread for those routed to the pool) and counts down; the caller holds one count of its own while it
 /// starts the reads, so the batch cannot complete half-started. Whoever counts down last completes the batch: the
-/// caller directly (everything was done at once), anyone else through the ring's continuation dispatcher, so the
+/// caller directly (everything was done at once), anyone else through the ring's completion queue, so the
 /// caller's continuation runs once, on the thread pool, never on the ring thread. Pooled: no allocation per batch.
 /// </summary>
 internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
@@ -65,7 +65,7 @@ internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
         }
         if (Interlocked.Decrement(ref _remaining) == 0)
         {
-            _engine.Thread.Continuations.Post(this);
+            _engine.Thread.Completions.Post(this);
         }
     }
 

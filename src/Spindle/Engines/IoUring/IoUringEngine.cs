@@ -38,6 +38,9 @@ internal sealed partial class IoUringEngine : FileIoEngine
     /// </summary>
     internal static IoUringEngine? Instance => Volatile.Read(ref s_instance) ?? TryStart();
 
+    /// <summary>The engine when one has started, without trying to start one (null otherwise).</summary>
+    internal static IoUringEngine? Running => Volatile.Read(ref s_instance);
+
     /// <summary>Why io_uring could not be set up (an errno), or null when it could.</summary>
     internal static string? UnavailableReason { get; private set; }
 
@@ -318,6 +321,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     {
         IoUringOperation operation = _pool.TryRent() ?? CreateOperation();
         operation.MayBlock = mayBlock;
+        operation.Inline = InlineCompletions.Active;
         return operation;
     }
 

@@ -41,8 +41,14 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
 
     private static readonly Action<object?> s_cancel = static state => ((IoUringOperation)state!).RequestCancel();
 
+    // Who completes the task, once the kernel is done (_delivery).
+    private const int InFlight = 0;    // nobody waits synchronously: the reaper queues it (thread pool or inline)
+    private const int Waited = 1;      // a thread waits in GetResult: the reaper completes it and wakes that thread
+    private const int Queued = 2;      // completed and queued: whoever takes the entry first completes the task
+    private const int Taken = 3;       // the task is completed (or being completed) by whoever took it
+
     private readonly IoUringEngine _engine;
-    private ManualResetValueTaskSourceCore<long> _core;     // completed on a pool thread (RingThread.Continuations)
+    private ManualResetValueTaskSourceCore<long> _core;     // completed where RingThread.Deliver sends the operation
     private long _result;                                    // what the operation returns, set by the ring thread before delivery
     private Exception? _error;                               // or how it failed
     private bool _succeeded;                                 // recorded in the metrics where the continuation runs, not on the ring thread
@@ -64,12 +70,14 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     private CancellationToken _cancellationToken;
     private CancellationTokenRegistration _registration;
     private volatile bool _cancelRequested;
+    private int _delivery;                                   // InFlight, Waited, Queued or Taken
+    private ManualResetEventSlim? _completed;                // set for a thread waiting in GetResult; made once, reused
 
     internal IoUringOperation(IoUringEngine engine, int id)
     {
         _engine = engine;
         Id = id;
-        // Continuations run inline on the pool thread that delivers the completion (RingThread.Deliver).
+        // Continuations run on the thread that takes the completion: a pool thread (CompletionQueue), or the reaper in the inline mode.
         _core.RunContinuationsAsynchronously = false;
     }
 
@@ -96,6 +104,12 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     /// lane for such operations. Set by the engine before queueing.
     /// </summary>
     internal bool MayBlock { get; set; }
+
+    /// <summary>Whether the kernel serves the request in an io-wq worker (opens, closes, syncs, durable writes): it goes in from the ring's thread.</summary>
+    internal bool WaitsInWorker => _kind is OperationKind.Open or OperationKind.Close or OperationKind.Fsync or OperationKind.DataSync or OperationKind.WriteDurable;
+
+    /// <summary>Whether the continuation runs on the thread that reaps the completion (the inline mode) instead of a pool thread.</summary>
+    internal bool Inline { get; set; }
 
     internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
 
@@ -160,6 +174,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     internal void Arm(CancellationToken cancellationToken)
     {
         State = OperationState.Queued;
+        _delivery = InFlight;
         _cancellationToken = cancellationToken;
         if (cancellationToken.CanBeCanceled)
         {
@@ -374,18 +389,81 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         _engine.Thread.Deliver(this);
     }
 
+    void IThreadPoolWorkItem.Execute() => RunQueued(Generation);
+
     /// <summary>
-    /// Runs on a pool thread (or a rescue thread when the pool is starved): records the operation in the
-    /// metrics, whose listeners may run any code, then completes the task, running its continuation here.
+    /// Reaper, under the ring's gate: when a thread waits for this operation in <see cref="GetResultAndRelease"/> (no continuation is
+    /// registered then, so no user code runs), completes the task and wakes it, and returns true; otherwise marks the
+    /// operation queued for <see cref="RunQueued"/> and returns false.
     /// </summary>
-    void IThreadPoolWorkItem.Execute()
+    internal bool TryHandToWaiter()
+    {
+        if (Interlocked.CompareExchange(ref _delivery, Queued, InFlight) == InFlight)
+        {
+            return false;
+        }
+        _delivery = Taken;
+        CompleteTask();
+        _completed!.Set();
+        return true;
+    }
+
+    /// <summary>
+    /// Runs a queued completion (a pool thread, or the reaper in the inline mode): records the operation in the metrics,
+    /// whose listeners may run any code, then completes the task, running its continuation here. Does nothing for a
+    /// stale entry (a waiter took the operation first; it may be in use again, as another <paramref name="generation"/>).
+    /// </summary>
+    internal void RunQueued(uint generation)
+    {
+        if (Generation != generation || Interlocked.CompareExchange(ref _delivery, Taken, Queued) != Queued)
+        {
+            return;
+        }
+        RecordMetrics();
+        CompleteTask();
+    }
+
+    private void RecordMetrics()
     {
         if (_succeeded)
         {
             _succeeded = false;
             SpindleMetrics.Operation(IoEngine.IoUring, _kind is OperationKind.Read or OperationKind.ReadVectors ? IoDirection.Read : IoDirection.Write, _transferred, IoMechanism.Ring);
         }
-        CompleteTask();
+    }
+
+    /// <summary>
+    /// <see cref="GetResultAndRelease"/> before completion (sync-over-async): the caller drives the ring itself — submits, takes what
+    /// is ready — and sleeps only when nothing is, until a reaper (another waiter, a pool thread, the ring's thread)
+    /// completes the operation and wakes it. No pool thread is needed for it to finish.
+    /// </summary>
+    private void WaitForCompletion(short token)
+    {
+        ManualResetEventSlim completed = _completed ??= new ManualResetEventSlim(false, spinCount: 1);
+        completed.Reset();
+        switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
+        {
+            case InFlight:
+                _engine.Thread.CountWaiter(1);
+                _engine.Thread.Flush();
+                completed.Wait();
+                _engine.Thread.CountWaiter(-1);
+                RecordMetrics();
+                return;
+            case Queued when Interlocked.CompareExchange(ref _delivery, Taken, Queued) == Queued:
+                // Completed and queued for a pool thread that has not taken it: take it here (its entry is skipped).
+                RecordMetrics();
+                CompleteTask();
+                return;
+            default:
+                // Another thread is completing it right now.
+                var spinner = default(SpinWait);
+                while (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+                {
+                    spinner.SpinOnce();
+                }
+                return;
+        }
     }
 
     private void CompleteTask()
@@ -438,6 +516,10 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
 
     private long GetResultAndRelease(short token)
     {
+        if (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+        {
+            WaitForCompletion(token);
+        }
         try
         {
             return _core.GetResult(token);

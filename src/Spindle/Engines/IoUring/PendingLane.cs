@@ -33,11 +33,20 @@ internal sealed class PendingLane
     /// <summary>Whether an operation waits and there is room for it (ring thread).</summary>
     internal bool CanPlace => HasRoom && (_carried is not null || !_queue.IsEmpty);
 
-    /// <summary>Whether nothing waits in the lane (so an operation placed now keeps the order).</summary>
+    /// <summary>Whether nothing waits in the lane (any thread).</summary>
     internal bool IsEmpty => _carried is null && _queue.IsEmpty;
 
     /// <summary>Queues an armed operation (any thread).</summary>
-    internal void Enqueue(IoUringOperation operation) => _queue.Enqueue((operation, operation.Generation));
+    internal void Enqueue(IoUringOperation operation)
+    {
+        Interlocked.Increment(ref _queued);
+        _queue.Enqueue((operation, operation.Generation));
+    }
+
+    private int _queued; // entries enqueued and not yet taken (stale ones included)
+
+    /// <summary>About how many operations wait in the lane (any thread).</summary>
+    internal int Queued => Volatile.Read(ref _queued);
 
     /// <summary>The next live entry (ring thread); stale entries of completed operations are dropped.</summary>
     internal bool TryTake(out IoUringOperation operation)
@@ -54,6 +63,10 @@ internal sealed class PendingLane
             {
                 operation = null!;
                 return false;
+            }
+            else
+            {
+                Interlocked.Decrement(ref _queued);
             }
             if (entry.Operation.Generation == entry.Generation && entry.Operation.State == IoUringOperation.OperationState.Queued)
             {

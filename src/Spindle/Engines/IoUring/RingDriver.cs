@@ -12,8 +12,8 @@ namespace Spindle.Engines.IoUring;
 /// operations wait in their lane. Operations that may wait for ever (pipes, sockets, character devices)
 /// have a lane and a budget of their own (<see cref="PendingLane"/>; half the CQ ring), so the others never
 /// wait behind them; a reserve belongs to neither, so a cancellation always finds room. A queued
-/// operation whose token is cancelled completes at once. Only the ring's thread calls anything here but
-/// <see cref="Queue"/> and <see cref="EnqueueCancel"/>.
+/// operation whose token is cancelled completes at once. Whoever holds the ring's gate (<see cref="RingThread"/>)
+/// calls the rest; <see cref="Queue"/>, <see cref="EnqueueCancel"/>, <see cref="Wait"/> and the counts are for any thread.
 /// </summary>
 internal sealed unsafe class RingDriver
 {
@@ -23,10 +23,15 @@ internal sealed unsafe class RingDriver
     // wake-up read) always find room: otherwise a ring full of reads on silent pipes could never be cancelled.
     private const int CancelReserve = 32;
 
+    // Requests the kernel serves in io-wq workers go in from the ring's thread only: its io-wq is the one whose limit it
+    // raised (RingThread), and its workers are named after it. As many may be in the kernel as that limit lets wait.
+    private const int WorkerBudget = 64;
+
     private readonly IoUringEngine _engine;
     private readonly Ring _ring;
     private readonly PendingLane _regular = new();   // regular files and block devices: always finish
     private readonly PendingLane _blocking = new();  // pipes, sockets, character devices: may wait for ever
+    private readonly PendingLane _workers = new();   // opens, closes, syncs: wait in io-wq workers; placed by the ring's thread only
     private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
     // Need another SQE; entries carry the generation as in PendingLane.
     private readonly Queue<(IoUringOperation Operation, uint Generation)> _retries = new();
@@ -41,7 +46,8 @@ internal sealed unsafe class RingDriver
         _ring = ring;
         // Half the room for each class, less the reserve, which belongs to neither.
         _blocking.Budget = (int)ring.CqEntries / 2;
-        _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget;
+        _workers.Budget = WorkerBudget;
+        _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget - _workers.Budget;
     }
 
     /// <summary>
@@ -68,13 +74,16 @@ internal sealed unsafe class RingDriver
     /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
     internal int BlockingBudget => _blocking.Budget;
 
-    /// <summary>Whether anything can go on the ring, or come off it, without waiting for the kernel.</summary>
-    internal bool HasWorkNow => _ring.HasCompletion || (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation));
+    /// <summary>Whether a request for io-wq workers waits for the ring's thread to place it (any thread).</summary>
+    internal bool WorkersWaiting => !HoldPending && _workers.CanPlace;
 
-    /// <summary>Whether something queued could be placed now (the thread must not sleep while so).</summary>
+    /// <summary>Whether the gate's holder now is the ring's own thread (set by it under the gate).</summary>
+    internal bool OnRingThread;
+
+    /// <summary>Whether something queued could be placed now (under the gate; the ring's thread must not sleep while so).</summary>
     internal bool CanPlaceMore()
         => (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation))
-        || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace))
+        || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace || (OnRingThread && _workers.CanPlace)))
         || !_cancels.IsEmpty
         || (_carriedCancel is not null && HasRoomForCancel);
 
@@ -90,7 +99,7 @@ internal sealed unsafe class RingDriver
     /// <summary>Queues a cancellation (any thread).</summary>
     internal void EnqueueCancel(IoUringOperation operation, uint generation) => _cancels.Enqueue((operation, generation));
 
-    /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives.</summary>
+    /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives (under the gate: never with <paramref name="wait"/>).</summary>
     internal void Enter(bool wait)
     {
         uint unsubmitted = _ring.Unsubmitted;
@@ -101,7 +110,7 @@ internal sealed unsafe class RingDriver
         }
         if (unsubmitted > 0)
         {
-            Volatile.Write(ref _submittingEnters, _submittingEnters + 1);
+            Interlocked.Increment(ref _submittingEnters);
         }
         if (result >= 0 || result == -Errno.EINTR)
         {
@@ -114,13 +123,27 @@ internal sealed unsafe class RingDriver
         }
     }
 
-    /// <summary>
-    /// Hands every CQE to its operation; returns true when the CQE of the read placed by
-    /// <see cref="TryPlaceRead"/> with <paramref name="ownTag"/> was among them.
-    /// </summary>
-    internal bool Reap(ulong ownTag)
+    /// <summary>Blocks until a completion arrives, submitting nothing (outside the gate: the kernel lets any thread wait).</summary>
+    internal void Wait()
     {
-        bool own = false;
+        SpindleMetrics.Submission();
+        _ring.Wait(1);
+    }
+
+    /// <summary>Whether a completion waits in the CQ ring (any thread).</summary>
+    internal bool HasCompletion => _ring.HasCompletion;
+
+    /// <summary>Regular-file and block-device operations queued and not yet placed (any thread).</summary>
+    internal int Queued => _regular.Queued;
+
+    /// <summary>
+    /// Hands every CQE to its operation; returns how many operations completed, and in <paramref name="own"/> whether
+    /// the CQE of the read placed by <see cref="TryPlaceRead"/> with <paramref name="ownTag"/> was among them.
+    /// </summary>
+    internal int Reap(ulong ownTag, out bool own)
+    {
+        own = false;
+        int completed = 0;
         while (_ring.TryTakeCompletion(out ulong userData, out int result))
         {
             _inFlight--;
@@ -148,8 +171,12 @@ internal sealed unsafe class RingDriver
             {
                 _retries.Enqueue((operation, operation.Generation));
             }
+            else
+            {
+                completed++;
+            }
         }
-        return own;
+        return completed;
     }
 
     /// <summary>
@@ -234,13 +261,13 @@ internal sealed unsafe class RingDriver
             }
             _retries.Dequeue();
         }
-        if (!HoldPending && Place(_regular))
+        if (!HoldPending && Place(_regular) && Place(_blocking) && OnRingThread)
         {
-            Place(_blocking);
+            Place(_workers);
         }
     }
 
-    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : _regular;
+    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : operation.WaitsInWorker ? _workers : _regular;
 
     // The lanes' budgets add up to the CQ ring less the reserve, so operations never take the reserve.
     private bool HasRoomFor(IoUringOperation operation) => LaneOf(operation).HasRoom;

@@ -1,58 +1,64 @@
-using System.Diagnostics;
 using Spindle.Interop;
 using static Spindle.Interop.IoUringConstants;
 
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The one thread that runs the ring (<see cref="RingDriver"/>) and its policy: it places what callers
-/// queued, submits it with one <c>io_uring_enter</c> that also waits for completions, and hands completed
-/// operations to <see cref="Continuations"/>, so their continuations run on the thread pool, never here.
-/// So no user code and no metrics listener can delay the ring, and the kernel's task work for what this
-/// thread submitted always runs (it never sleeps in user code). Callers never make a system call unless
-/// the thread sleeps, and then one eventfd write wakes it (a standing read on the eventfd completes). The
-/// thread is a background thread: process exit does not wait for it.
+/// Who drives the ring (<see cref="RingDriver"/>) and when. Any thread may drive it while it holds the gate: a
+/// caller submits its own request (<see cref="Submit"/>), a pool thread that ran continuations submits what they
+/// started and takes what the kernel has ready (<see cref="Flush"/>), a thread that waits for its own operation
+/// reaps before it sleeps. The gate is never held in a blocking system call or in user code. The ring's own
+/// thread is the one reaper that blocks: it waits in <c>io_uring_enter</c> for the next completion, so every
+/// completion is taken even when no other thread comes by, and it is woken by callers only when nobody else will
+/// submit soon. Completed operations go to <see cref="Completions"/> (continuations on the thread pool, one
+/// hand-off per batch), to the thread that waits for them, or, in the inline mode, run on the reaping thread once
+/// it has let go of the gate. No user code runs on the ring's thread but inline completions.
 /// </summary>
 internal sealed unsafe class RingThread
 {
     private const uint Entries = 256;                   // SQ ring size (the CQ ring: Ring.CompletionEntries, or twice this on old kernels)
     private const ulong WakeTag = ulong.MaxValue;       // user data of the standing eventfd read
-    private const int NiceSteps = 10;                   // how much nearer the front the thread asks to be
-    private const ulong SliceNanoseconds = 100_000;     // the shortest time slice the kernel grants
-    private const int WatchMicroseconds = 20;           // how long the thread watches for a next request before it sleeps
-    private const int WatchesSkipped = 16;              // sleeps without watching after a watch that saw nothing
     private const uint BoundWorkers = 64;               // io-wq workers that may wait at once (opens, syncs); the kernel's default is 4 per CPU
+    private const int SubmitBatch = 8;                  // requests left for the next enter while a completion will come anyway
+    private const int BatchWindowMicroseconds = 20;     // how long a run of continuations may hold back what they started
 
-    // Watching only helps where a continuation can run on another core meanwhile.
-    private static readonly int s_processors = Environment.ProcessorCount;
-    private static readonly bool s_watchBeforeSleep = s_processors > 1;
-    private static readonly long s_watchTicks = Stopwatch.Frequency * WatchMicroseconds / 1_000_000;
+    private static readonly long s_batchWindowTicks = System.Diagnostics.Stopwatch.Frequency * BatchWindowMicroseconds / 1_000_000;
 
+    // When the run of continuations on this thread first held back a request (Stopwatch ticks), or 0.
+    [ThreadStatic]
+    private static long t_heldSince;
+
+    // The ring this thread drives while running continuations (CompletionQueue), if any: its submissions wait for the end of the run.
+    [ThreadStatic]
+    private static RingThread? t_draining;
+
+    private readonly Lock _gate = new();             // held by whoever drives the ring (never across a blocking call)
     private RingDriver _driver = null!;
     private int _wakeFd = -1;            // eventfd that callers write to wake the thread
     private ulong* _wakeBuffer;          // where the standing eventfd read puts the counter
-    private bool _wakeArmed;             // whether the eventfd read is on the ring
+    private bool _wakeArmed;             // whether the eventfd read is on the ring (under the gate)
     private int _sleeping;               // 1 while the thread is (about to be) blocked in io_uring_enter
-    private int _delivered;              // completions handed to the continuations since the thread last watched
-    private int _watchesToSkip;          // sleeps left before the thread watches again
+    private int _flushWanted;            // 1 when a thread found the gate taken: its holder drives again before it leaves
+    private readonly System.Collections.Concurrent.ConcurrentQueue<IoUringOperation> _inline = new(); // inline completions, run by the reaper after the gate
 
-    /// <summary>Where completed operations' continuations run (the thread pool; rescue threads when it is starved).</summary>
-    internal ContinuationDispatcher Continuations { get; } = new("Spindle io_uring completions");
+    internal RingThread() => Completions = new CompletionQueue(this);
 
-    /// <summary>The thread's id (the kernel's), once it started.</summary>
+    /// <summary>Where completed operations' continuations run: the thread pool, one work item per batch.</summary>
+    internal CompletionQueue Completions { get; }
+
+    private int _waiters; // threads blocked in GetResult on one of this ring's operations now
+
+    /// <summary>Threads blocked in <c>GetResult</c> on one of this ring's operations now (tests).</summary>
+    internal int Waiters => Volatile.Read(ref _waiters);
+
+    /// <summary>A thread starts (<paramref name="delta"/> 1) or stops (-1) waiting in <c>GetResult</c>.</summary>
+    internal void CountWaiter(int delta) => Interlocked.Add(ref _waiters, delta);
+
+    /// <summary>The thread's id (the kernel's), once it started: its io-wq workers are named after it.</summary>
     internal int ThreadId { get; private set; }
-
-    /// <summary>The nice value the thread runs at, once it started (null when it could not be read).</summary>
-    internal int? Nice { get; private set; }
 
     /// <summary>How many io-wq workers may wait at once for requests that can block (0 when the kernel would not say).</summary>
     internal uint BoundWorkerLimit { get; private set; }
-
-    /// <summary>Whether the kernel took the thread's request for a short time slice.</summary>
-    internal bool ShortSlice { get; private set; }
-
-    /// <summary>The ring's driver (its state, for diagnostics and tests).</summary>
-    internal RingDriver Driver => _driver;
 
     /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
     internal uint SetupFlags => _driver.SetupFlags;
@@ -66,9 +72,6 @@ internal sealed unsafe class RingThread
     /// <summary>Whether the thread has decided to sleep (or sleeps) in <c>io_uring_enter</c> until a completion or a wake-up (tests).</summary>
     internal bool IsSleeping => Volatile.Read(ref _sleeping) != 0;
 
-    /// <summary>How many completions wait in the CQ ring, not reaped yet (test seam).</summary>
-    internal uint ReadyCompletions => _driver.ReadyCompletions;
-
     /// <summary>How many completions the CQ ring holds.</summary>
     internal uint CqEntries => _driver.CqEntries;
 
@@ -76,8 +79,8 @@ internal sealed unsafe class RingThread
     internal int BlockingBudget => _driver.BlockingBudget;
 
     /// <summary>
-    /// Test seam (tests on a private engine only): while set, the thread leaves callers' operations in
-    /// the pending queue, as when the ring has no room, so that a test can act on a queued operation.
+    /// Test seam (tests on a private engine only): while set, callers' operations stay in their lane, as
+    /// when the ring has no room, so that a test can act on a queued operation.
     /// </summary>
     internal bool HoldPending
     {
@@ -101,7 +104,7 @@ internal sealed unsafe class RingThread
             {
                 error = Errno.Last;
             }
-            else if ((ring = Ring.TryCreate(Entries, shared: false, out error)) is null)
+            else if ((ring = Ring.TryCreate(Entries, shared: true, out error)) is null)
             {
                 Libc.Close(wakeFd);
             }
@@ -112,7 +115,7 @@ internal sealed unsafe class RingThread
                 _driver = new RingDriver(engine, ring!);
                 _wakeFd = wakeFd;
                 _wakeBuffer = (ulong*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(8, 8);
-                RunFirst();
+                ThreadId = Libc.GetTid();
             }
             started.Set();
             if (ready)
@@ -131,67 +134,176 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// Asks the scheduler to run this thread first when it wakes. It only submits and reaps, a few
-    /// microseconds per wake-up, but every operation on the ring waits for it twice (submission and
-    /// completion); while continuations keep every core busy, a thread of normal priority that wakes waits
-    /// for a running thread's time slice to end. So: a nice value <see cref="NiceSteps"/> lower where the
-    /// process may lower it (CAP_SYS_NICE, RLIMIT_NICE), and the shortest time slice where the kernel has
-    /// per-thread slices (EEVDF, Linux 6.12+), which anyone may ask for. Neither is needed for correctness.
+    /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
+    /// submission is due soon anyway: a run of continuations on this thread for the ring (it submits what they
+    /// started together, within <see cref="BatchWindowMicroseconds"/>), or fewer than <see cref="SubmitBatch"/> requests waiting while a file request is in the kernel (its
+    /// completion wakes the ring's thread, which submits them).
     /// </summary>
-    private void RunFirst()
-    {
-        ThreadId = Libc.GetTid();
-        int? nice = Libc.ThreadNice(ThreadId);
-        if (nice is int current && SpindleSwitches.RaiseRingThreadPriority)
-        {
-            int wanted = Math.Max(-20, current - NiceSteps);
-            if (Libc.SetThreadNice(ThreadId, wanted))
-            {
-                current = wanted;
-            }
-            ShortSlice = Libc.SetOwnTimeSlice(current, SliceNanoseconds);
-            nice = Libc.ThreadNice(ThreadId);
-        }
-        Nice = nice;
-    }
-
-    /// <summary>Starts a prepared operation (any thread): queues it and wakes the ring thread if it sleeps.</summary>
     internal void Submit(IoUringOperation operation)
     {
         _driver.Queue(operation);
-        if (!CanWaitForNextCompletion(operation))
+        if (operation.WaitsInWorker)
         {
-            WakeIfSleeping();
+            WakeIfSleeping(); // the ring's thread places it (RingDriver)
+            return;
         }
+        if (!operation.MayBlock)
+        {
+            // Pairs with the fence between reaping and placing (DriveOnce): either the reaper of the completion in
+            // flight sees this request, or we see that nothing is in flight and submit it ourselves.
+            Interlocked.MemoryBarrier();
+            if (_driver.RegularInFlight > 0)
+            {
+                if (t_draining == this)
+                {
+                    if (t_heldSince == 0)
+                    {
+                        t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
+                    }
+                    return; // the run of continuations submits it with the others it starts (CompletionQueue)
+                }
+                if (_driver.Queued < SubmitBatch)
+                {
+                    WakeIfSleeping(); // the ring's thread submits what gathered by the time it runs
+                    return;
+                }
+            }
+        }
+        Flush();
     }
 
-    // While other continuations occupy every core, a file request need not wake the thread when others of its class
-    // are in the kernel: the thread wakes for the next of their completions anyway and places it then, so each read
-    // costs the continuations one preemption instead of two. (The submitter's own continuation does not count: it
-    // usually ends right after, and without others to preempt an early submission keeps the device busy.) Pairs
-    // with the fence in Run: either the thread sees the request before it sleeps, or this sees the count it left.
-    private bool CanWaitForNextCompletion(IoUringOperation operation)
-    {
-        if (operation.MayBlock || Continuations.RunningBesidesCaller < s_processors)
-        {
-            return false;
-        }
-        Interlocked.MemoryBarrier();
-        return _driver.RegularInFlight > 0;
-    }
+    /// <summary>
+    /// Whether the run of continuations on this thread has held back a request for <see cref="BatchWindowMicroseconds"/>:
+    /// continuations that do no work start their next requests within microseconds of each other, and these go in
+    /// together; behind continuations that work, the device would run dry.
+    /// </summary>
+    internal static bool HeldBackLong => t_heldSince != 0 && System.Diagnostics.Stopwatch.GetTimestamp() - t_heldSince >= s_batchWindowTicks;
 
-    /// <summary>Queues a prepared operation without waking the thread: a batch queues all of its operations, then calls <see cref="Wake"/> once.</summary>
+    /// <summary>What the run of continuations on this thread held back has been submitted.</summary>
+    internal static void ReleaseHeld() => t_heldSince = 0;
+
+    /// <summary>Queues a prepared operation without submitting it: a batch queues all of its operations, then calls <see cref="Flush"/> once.</summary>
     internal void Queue(IoUringOperation operation) => _driver.Queue(operation);
 
-    /// <summary>Wakes the thread if it sleeps, after <see cref="Queue"/>: what was queued while it slept goes in with one <c>io_uring_enter</c>.</summary>
-    internal void Wake() => WakeIfSleeping();
-
-    /// <summary>Queues a cancellation (any thread, from the token's callback).</summary>
+    /// <summary>Queues a cancellation (any thread, from the token's callback) and sends it to the kernel.</summary>
     internal void RequestCancel(IoUringOperation operation, uint generation)
     {
         _driver.EnqueueCancel(operation, generation);
-        WakeIfSleeping();
+        Flush();
     }
+
+    /// <summary>
+    /// Drives the ring once on the calling thread without blocking: places what is queued, submits it, takes the
+    /// completions the kernel has ready, then runs inline completions. When another thread drives the ring now,
+    /// that thread does it before it lets go. Returns how many completions were taken here.
+    /// </summary>
+    internal int Flush()
+    {
+        int taken = 0;
+        while (true)
+        {
+            if (!_gate.TryEnter())
+            {
+                Volatile.Write(ref _flushWanted, 1);
+                // Pairs with the holder's fence after it lets go: either it sees the wish, or we see the gate free.
+                Interlocked.MemoryBarrier();
+                if (!_gate.TryEnter())
+                {
+                    break; // its holder drives the ring again before it leaves
+                }
+            }
+            bool again;
+            try
+            {
+                Volatile.Write(ref _flushWanted, 0);
+                taken += DriveOnce();
+                again = _driver.CanPlaceMore() || _driver.Unsubmitted > 0; // retries, requests queued meanwhile, an enter the kernel refused for now
+            }
+            finally
+            {
+                _gate.Exit();
+            }
+            RunInline();
+            Interlocked.MemoryBarrier();
+            if (!again && Volatile.Read(ref _flushWanted) == 0)
+            {
+                break;
+            }
+        }
+        if (_driver.WorkersWaiting)
+        {
+            WakeIfSleeping(); // requests for io-wq workers go in from the ring's thread only
+        }
+        return taken;
+    }
+
+    // Under the gate: reap, place, submit without waiting, and again while the submission completed something at once.
+    private int DriveOnce()
+    {
+        int taken = 0;
+        while (true)
+        {
+            taken += Reap();
+            Interlocked.MemoryBarrier(); // see Submit
+            _driver.Fill();
+            if (_driver.Unsubmitted == 0)
+            {
+                return taken;
+            }
+            _driver.Enter(wait: false);
+            if (!_driver.HasCompletion)
+            {
+                return taken;
+            }
+        }
+    }
+
+    private int Reap()
+    {
+        int taken = _driver.Reap(WakeTag, out bool wake);
+        if (wake)
+        {
+            // Whoever reaped the wake-up puts the read back at once: the ring's thread may already be on its way to
+            // sleep, and a caller's next eventfd write must find a read on the ring to wake it.
+            _wakeArmed = _driver.TryPlaceRead(_wakeFd, _wakeBuffer, sizeof(ulong), WakeTag);
+        }
+        return taken;
+    }
+
+    /// <summary>Completes an operation (under the gate): to its waiter, the inline queue, or the thread pool.</summary>
+    internal void Deliver(IoUringOperation operation)
+    {
+        if (operation.TryHandToWaiter())
+        {
+            return;
+        }
+        if (operation.Inline)
+        {
+            _inline.Enqueue(operation);
+            return;
+        }
+        Completions.Post(operation, operation.Generation);
+    }
+
+    // Inline completions run on the thread that reaped them, once it let go of the gate.
+    private void RunInline()
+    {
+        while (_inline.TryDequeue(out IoUringOperation? operation))
+        {
+            operation.RunQueued(operation.Generation);
+        }
+    }
+
+    /// <summary>Marks this thread as running <paramref name="ring"/>'s continuations: what they submit waits for the end of the run (<see cref="CompletionQueue"/>).</summary>
+    internal static RingThread? EnterDrain(RingThread ring)
+    {
+        RingThread? outer = t_draining;
+        t_draining = ring;
+        return outer;
+    }
+
+    /// <summary>Ends what <see cref="EnterDrain"/> began.</summary>
+    internal static void LeaveDrain(RingThread? outer) => t_draining = outer;
 
     private void WakeIfSleeping()
     {
@@ -204,91 +316,41 @@ internal sealed unsafe class RingThread
         }
     }
 
-    /// <summary>Completes an operation (ring thread): its continuation runs on the thread pool.</summary>
-    internal void Deliver(IoUringOperation operation)
-    {
-        _delivered++;
-        Continuations.Post(operation);
-    }
-
-    /// <summary>Watches for a request or a completion for up to <see cref="WatchMicroseconds"/>; true when one came.</summary>
-    private bool WatchBriefly()
-    {
-        long until = Stopwatch.GetTimestamp() + s_watchTicks;
-        do
-        {
-            if (Continuations.Running >= s_processors)
-            {
-                return false; // continuations fill every core: watching would take one of theirs
-            }
-            System.Threading.Thread.SpinWait(20);
-            if (_driver.HasWorkNow || _driver.CanPlaceMore())
-            {
-                return true;
-            }
-        }
-        while (Stopwatch.GetTimestamp() < until);
-        return false;
-    }
-
-    /// <summary>The ring thread's loop: reap, place what waits, then submit and wait in one enter.</summary>
+    /// <summary>The ring thread's loop: drive the ring, then wait in the kernel for the next completion.</summary>
     private void Run()
     {
         while (true)
         {
             try
             {
-                if (_driver.Reap(WakeTag))
+                bool sleep;
+                lock (_gate)
                 {
-                    _wakeArmed = false;
-                }
-                if (!_wakeArmed)
-                {
-                    _wakeArmed = _driver.TryPlaceRead(_wakeFd, _wakeBuffer, sizeof(ulong), WakeTag);
-                }
-                _driver.Fill();
-                bool wait = false;
-                if (!_driver.HasWorkNow && _delivered != 0 && s_watchBeforeSleep)
-                {
-                    // Continuations just handed to the pool usually submit their next request within
-                    // microseconds: watching for it a little is cheaper than the caller's eventfd write and
-                    // this thread's wake-up, and the request goes to the kernel sooner. Only while a core
-                    // is free: when continuations do work first, watching takes their CPU; and after a
-                    // watch that saw nothing the thread sleeps at once for the next WatchesSkipped times.
-                    _delivered = 0;
-                    if (_watchesToSkip > 0)
+                    Volatile.Write(ref _flushWanted, 0);
+                    _driver.OnRingThread = true;
+                    DriveOnce();
+                    if (!_wakeArmed)
                     {
-                        _watchesToSkip--;
-                    }
-                    else if (WatchBriefly())
-                    {
-                        continue;
-                    }
-                    else
-                    {
-                        _watchesToSkip = WatchesSkipped;
-                    }
-                }
-                if (!_driver.HasWorkNow)
-                {
-                    Volatile.Write(ref _sleeping, 1);
-                    Interlocked.MemoryBarrier();
-                    if (!_driver.CanPlaceMore())
-                    {
-                        // Nothing left that could go on the ring now: block until a completion
-                        // (which frees room) or a caller's eventfd write.
-                        wait = true;
-                    }
-                    else
-                    {
-                        Volatile.Write(ref _sleeping, 0);
-                        if (_driver.Unsubmitted == 0)
+                        _wakeArmed = _driver.TryPlaceRead(_wakeFd, _wakeBuffer, sizeof(ulong), WakeTag);
+                        if (_driver.Unsubmitted > 0)
                         {
-                            continue;
+                            _driver.Enter(wait: false);
                         }
                     }
+                    Volatile.Write(ref _sleeping, 1);
+                    // Pairs with the callers' fences: either they see the thread asleep and wake it, or it sees their requests.
+                    Interlocked.MemoryBarrier();
+                    sleep = !_driver.HasCompletion && !_driver.CanPlaceMore() && _driver.Unsubmitted == 0 && Volatile.Read(ref _flushWanted) == 0;
+                    _driver.OnRingThread = false;
                 }
-                _driver.Enter(wait);
+                RunInline();
+                // Pairs with Flush's fence after its wish: either it takes the gate, or we see the wish and drive again.
+                Interlocked.MemoryBarrier();
+                if (sleep && !_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0)
+                {
+                    // Nothing to place, nothing ready: block until a completion (the kernel's, or the eventfd read's).
+                    _driver.Wait();
+                }
                 Volatile.Write(ref _sleeping, 0);
             }
             catch (Exception e)

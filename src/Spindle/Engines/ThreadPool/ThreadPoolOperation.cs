@@ -33,6 +33,8 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
     private long _offset;                                      // negative: the handle has no position
     private long _prefix;                                      // bytes an earlier step (the fast path) already read
     private CancellationToken _cancellationToken;
+    private int _waiting;                                      // 1 while a thread blocks in GetResult before completion
+    private ManualResetEventSlim? _completed;                  // what that thread waits on; made once, reused
 
     internal ThreadPoolOperation(OperationPool<ThreadPoolOperation> pool) => _pool = pool;
 
@@ -183,6 +185,28 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         {
             _core.SetException(error);
         }
+        // Pairs with the fence in WaitForCompletion: either the waiter sees the result, or we see it waiting.
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _waiting) != 0)
+        {
+            _completed!.Set();
+        }
+    }
+
+    // GetResult before completion (sync-over-async, which System.IO's tasks allow too): block until the pool thread is done.
+    private void WaitForCompletion(short token)
+    {
+        ManualResetEventSlim completed = _completed ??= new ManualResetEventSlim(false, spinCount: 1);
+        completed.Reset();
+        Volatile.Write(ref _waiting, 1);
+        Interlocked.MemoryBarrier();
+        // A late Set from the object's previous use may wake us early: wait again until the result is there.
+        while (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+        {
+            completed.Wait();
+            completed.Reset();
+        }
+        _waiting = 0;
     }
 
     private long Run(SafeFileHandle handle, string? path)
@@ -225,6 +249,10 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
 
     private long GetResultAndRelease(short token)
     {
+        if (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+        {
+            WaitForCompletion(token);
+        }
         try
         {
             return _core.GetResult(token);

@@ -170,6 +170,34 @@ public static partial class BadInputTable
 
         Rows["SpindleRandomAccess.get_DefaultEngine()"] = Nothing;
         Rows["SpindleRandomAccess.get_IsIoUringAvailable()"] = Nothing;
+        Rows["SpindleRandomAccess.RunCompletionsInline()"] = Nothing;
+        Rows["SpindleRandomAccess.PollCompletions()"] = Nothing;
+        Rows["InlineCompletionScope.Dispose()"] = _ =>
+        [
+            Throws<InvalidOperationException>("disposed on another thread than the one that began it", () =>
+            {
+                InlineCompletionScope scope = SpindleRandomAccess.RunCompletionsInline();
+                Exception? error = null;
+                var other = new Thread(() =>
+                {
+                    try
+                    {
+                        scope.Dispose();
+                    }
+                    catch (Exception e)
+                    {
+                        error = e;
+                    }
+                });
+                other.Start();
+                other.Join();
+                scope.Dispose();
+                if (error is not null)
+                {
+                    throw error;
+                }
+            }),
+        ];
         Rows["SpindleRandomAccess.FlushToDiskAsync(SafeFileHandle, CancellationToken)"] = c =>
         [
             .. SpindleOnlyHandleCases(c, h => Wait(SpindleRandomAccess.FlushToDiskAsync(h))),

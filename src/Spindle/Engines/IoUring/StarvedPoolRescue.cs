@@ -1,0 +1,150 @@
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// The backstop for a thread pool that cannot start the completion queue's work item: every pool thread blocked, for
+/// instance in <c>ReadAsync(...).AsTask().Result</c> on a pool capped below the number of callers, each waiting for a
+/// continuation that only a pool thread would run. A thread waiting in the operation's own <c>GetResult</c> never needs
+/// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep after a
+/// second without a waiting work item, checks every <see cref="StallMilliseconds"/> whether the work item it saw requested last time is
+/// still waiting; then a rescue thread runs the queue in a clean execution context (the execution and synchronization
+/// contexts restored, the background flag and priority reset after it): one kept thread, or a thread that runs it once
+/// while the kept one is busy.
+/// </summary>
+internal sealed class StarvedPoolRescue
+{
+    // Long enough that a pool busy with other work items is not taken for a starved one.
+    private const int StallMilliseconds = 10;
+
+    // Ticks without a waiting work item before the watch thread sleeps until the next request: parking at once made
+    // every request of a steady load wake it (two context switches per read at one read in flight).
+    private const int QuietTicksBeforeParking = 100;
+
+    private static readonly AsyncLocal<bool> s_marker = new();
+
+    private static readonly ParameterizedThreadStart s_runKept = static state => ((StarvedPoolRescue)state!).Run(once: false);
+    private static readonly ParameterizedThreadStart s_runOnce = static state => ((StarvedPoolRescue)state!).Run(once: true);
+
+    private readonly IThreadPoolWorkItem _drain;
+    private readonly SemaphoreSlim _runnerWake = new(0); // wakes the kept rescue thread
+    private int _runnerIdle;                             // 1 while the kept rescue thread waits for work
+    private bool _runnerStarted;                         // whether it exists (the watch thread alone reads and sets this)
+    private readonly SemaphoreSlim _wake = new(0);
+    private ExecutionContext? _clean;   // a context with nothing of the user's in it
+    private int _parked = 1;            // 1 while the watch thread sleeps (or was never started)
+    private bool _started;
+    private long _requests;             // work items requested so far (by CompletionQueue)
+    private long _served;               // the requests counted when a work item last started: all of them were served
+
+    internal StarvedPoolRescue(IThreadPoolWorkItem drain) => _drain = drain;
+
+    /// <summary>A work item was queued to the pool.</summary>
+    internal void Requested()
+    {
+        Interlocked.Increment(ref _requests);
+        if (Volatile.Read(ref _parked) != 0 && Interlocked.Exchange(ref _parked, 0) != 0)
+        {
+            Wake();
+        }
+    }
+
+    /// <summary>A work item started (on a pool thread or a rescue thread).</summary>
+    internal void Started() => Volatile.Write(ref _served, Volatile.Read(ref _requests));
+
+    private void Wake()
+    {
+        if (Volatile.Read(ref _started))
+        {
+            _wake.Release();
+            return;
+        }
+        lock (_wake)
+        {
+            if (_started)
+            {
+                _wake.Release();
+                return;
+            }
+            try
+            {
+                new Thread(static state => ((StarvedPoolRescue)state!).Watch()) { IsBackground = true, Name = "Spindle io_uring rescue watch" }.UnsafeStart(this);
+                Volatile.Write(ref _started, true);
+            }
+            catch (OutOfMemoryException)
+            {
+                Volatile.Write(ref _parked, 1); // no thread now (limits): the next request tries again
+            }
+        }
+    }
+
+    private void Watch()
+    {
+        s_marker.Value = true; // started without flow: the captured context holds only this marker
+        _clean = ExecutionContext.Capture();
+        int quiet = 0;
+        while (true)
+        {
+            long served = Volatile.Read(ref _served);
+            long requests = Volatile.Read(ref _requests);
+            if (requests == served && ++quiet >= QuietTicksBeforeParking)
+            {
+                Volatile.Write(ref _parked, 1);
+                Interlocked.MemoryBarrier();
+                // A request after the look above saw us parked and releases the semaphore; one before it is counted.
+                if (Volatile.Read(ref _requests) == requests || Interlocked.Exchange(ref _parked, 0) == 0)
+                {
+                    _wake.Wait();
+                }
+                quiet = 0;
+                continue;
+            }
+            if (requests != served)
+            {
+                quiet = 0;
+            }
+            Thread.Sleep(StallMilliseconds);
+            if (requests != served && Volatile.Read(ref _served) == served)
+            {
+                Rescue();
+            }
+        }
+    }
+
+    // The kept rescue thread runs the queue when woken; a new thread runs it once only while that one is busy (a
+    // continuation blocked it). Kept, so that a pool that stalls now and then costs no thread (and no allocation) each time.
+    private void Rescue()
+    {
+        if (Interlocked.Exchange(ref _runnerIdle, 0) == 1)
+        {
+            _runnerWake.Release();
+            return;
+        }
+        bool keep = !_runnerStarted; // the first rescue thread is kept; later ones, while it is busy, run once
+        try
+        {
+            new Thread(keep ? s_runKept : s_runOnce) { IsBackground = true, Name = "Spindle io_uring rescue" }.UnsafeStart(this);
+            _runnerStarted |= keep;
+        }
+        catch (OutOfMemoryException)
+        {
+            // No thread now: the next tick tries again.
+        }
+    }
+
+    private void Run(bool once)
+    {
+        Thread thread = Thread.CurrentThread;
+        while (true)
+        {
+            ExecutionContext.Run(_clean!, static drain => ((IThreadPoolWorkItem)drain!).Execute(), _drain);
+            if (once)
+            {
+                return;
+            }
+            // What the pool resets after a work item, reset by hand (ExecutionContext.Run restored the contexts).
+            thread.IsBackground = true;
+            thread.Priority = ThreadPriority.Normal;
+            Volatile.Write(ref _runnerIdle, 1);
+            _runnerWake.Wait();
+        }
+    }
+}

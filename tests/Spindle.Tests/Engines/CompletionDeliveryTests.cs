@@ -1,0 +1,135 @@
+using System.Runtime.CompilerServices;
+using Spindle.Engines.IoUring;
+using Spindle.Tests.Infrastructure;
+
+namespace Spindle.Tests.Engines;
+
+/// <summary>
+/// Where an io_uring completion is handled (issue 32): a thread blocked in <c>GetResult</c> gets its own completion
+/// directly, never through the thread pool; operations started in the inline mode run their continuation on the
+/// thread that reaped them (the ring's thread, or one calling <see cref="SpindleRandomAccess.PollCompletions"/>),
+/// the others on pool threads. Reads of empty pipes hold each operation in the kernel until the test writes.
+/// </summary>
+public class CompletionDeliveryTests
+{
+    private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    [Fact]
+    public void A_thread_blocked_in_GetResult_gets_its_completion_without_the_thread_pool()
+    {
+        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): nothing to wait for on a ring.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        using var fifo = new Fifo(dir.File("fifo"));
+        byte[] buffer = new byte[1];
+        ValueTask<int> read = engine.ReadAsync(fifo.Reader, buffer, 0, useFastPath: false, CancellationToken.None);
+        Assert.False(read.IsCompleted);
+        long posted = engine.Thread.Completions.Posted;
+        int result = -1;
+        Exception? error = null;
+        var waiter = new Thread(() =>
+        {
+            try
+            {
+                result = read.GetAwaiter().GetResult(); // sync-over-async on the operation itself
+            }
+            catch (Exception e)
+            {
+                error = e;
+            }
+        });
+        waiter.Start();
+        Assert.True(SpinWait.SpinUntil(() => engine.Thread.Waiters == 1, Timeout), "the thread never waited in GetResult");
+        SpindleRandomAccess.Write(fifo.Writer, new byte[] { 42 }, 0);
+        Assert.True(waiter.Join(Timeout), "the waiting thread never got its completion");
+        Assert.Null(error);
+        Assert.Equal(1, result);
+        Assert.Equal(42, buffer[0]);
+        Assert.Equal(posted, engine.Thread.Completions.Posted); // handed to the waiter, not queued for a pool thread
+        Assert.Equal(0, engine.Thread.Waiters);
+    }
+
+    [Fact]
+    public void GetResult_before_completion_waits_for_the_result_on_the_thread_pool_engine()
+    {
+        // System.IO's tasks allow sync-over-async on the ValueTask itself; the engine Auto falls back to must too.
+        using var dir = new TempDirectory();
+        using var fifo = new Fifo(dir.File("fifo"));
+        byte[] buffer = new byte[1];
+        ValueTask<int> read = SpindleRandomAccess.ReadAsync(fifo.Reader, buffer, 0, IoEngine.ThreadPool);
+        Assert.False(read.IsCompleted);
+        Task<int> waiting = Task.Factory.StartNew(() => read.GetAwaiter().GetResult(), TaskCreationOptions.LongRunning);
+        Thread.Sleep(50); // usually the waiter blocks first; either order must give the byte
+        SpindleRandomAccess.Write(fifo.Writer, new byte[] { 7 }, 0);
+        Assert.Equal(1, waiting.WaitAsync(Timeout).GetAwaiter().GetResult());
+        Assert.Equal(7, buffer[0]);
+    }
+
+    [Fact]
+    public void Inline_operations_complete_on_the_reaping_thread_and_the_others_on_pool_threads()
+    {
+        if (!SpindleRandomAccess.IsIoUringAvailable)
+        {
+            Console.WriteLine("io_uring is not available: no ring to complete on.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        using var inlineFifo = new Fifo(dir.File("inline"));
+        using var pooledFifo = new Fifo(dir.File("pooled"));
+        var inlineThread = new TaskCompletionSource<Thread>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var pooledThread = new TaskCompletionSource<Thread>(TaskCreationOptions.RunContinuationsAsynchronously);
+        int poller = 0;
+        using var stop = new ManualResetEventSlim();
+
+        ValueTask<int> inlineRead;
+        using (SpindleRandomAccess.RunCompletionsInline())
+        {
+            inlineRead = SpindleRandomAccess.ReadAsync(inlineFifo.Reader, new byte[1], 0, IoEngine.IoUring);
+        }
+        ValueTask<int> pooledRead = SpindleRandomAccess.ReadAsync(pooledFifo.Reader, new byte[1], 0, IoEngine.IoUring);
+        Assert.False(inlineRead.IsCompleted);
+        Assert.False(pooledRead.IsCompleted);
+        OnCompleted(inlineRead, inlineThread);
+        OnCompleted(pooledRead, pooledThread);
+
+        // A storage engine's thread that polls for completions (the ring's thread may take them first).
+        var polling = new Thread(() =>
+        {
+            Volatile.Write(ref poller, Environment.CurrentManagedThreadId);
+            while (!stop.IsSet)
+            {
+                SpindleRandomAccess.PollCompletions();
+                Thread.Yield();
+            }
+        });
+        polling.Start();
+        try
+        {
+            SpindleRandomAccess.Write(inlineFifo.Writer, new byte[] { 1 }, 0);
+            SpindleRandomAccess.Write(pooledFifo.Writer, new byte[] { 2 }, 0);
+            Thread reaper = inlineThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
+            Thread pool = pooledThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
+            Assert.False(reaper.IsThreadPoolThread);
+            Assert.True(reaper.ManagedThreadId == Volatile.Read(ref poller) || reaper.Name == "Spindle io_uring", $"ran on {reaper.Name}");
+            Assert.True(pool.IsThreadPoolThread);
+        }
+        finally
+        {
+            stop.Set();
+            polling.Join();
+        }
+    }
+
+    private static void OnCompleted(ValueTask<int> read, TaskCompletionSource<Thread> ranOn)
+    {
+        ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter awaiter = read.ConfigureAwait(false).GetAwaiter();
+        awaiter.UnsafeOnCompleted(() =>
+        {
+            awaiter.GetResult();
+            ranOn.SetResult(Thread.CurrentThread);
+        });
+    }
+}

@@ -179,7 +179,12 @@ public sealed class SpindleDevice : StorageDeviceBase
             // A completion that saw _disposed false decremented before this read (both sides fence).
             while (Volatile.Read(ref _pending) != 0)
             {
-                Monitor.Wait(_drainGate);
+                // Completions run inline on the thread that reaps them, and FASTER may dispose from inside one: this
+                // thread may be the one that would reap the rest, so it takes them itself while it waits.
+                if (SpindleRandomAccess.PollCompletions() == 0)
+                {
+                    Monitor.Wait(_drainGate, millisecondsTimeout: 1);
+                }
             }
         }
         CloseSegments();

@@ -44,7 +44,7 @@ public static partial class SpindleFile
         if (Portable.PassThrough.Enabled)
         {
             OpenValidation.ValidateArguments(path, mode, access, share, options, preallocationSize);
-            return PassThroughOpen(() => File.OpenHandle(path, mode, access, share, options, preallocationSize), cancellationToken);
+            return Portable.PassThrough.OpenAsync(() => File.OpenHandle(path, mode, access, share, options, preallocationSize), cancellationToken);
         }
         OpenRequest request = FileOpener.Prepare(path, mode, access, share, options, preallocationSize, unixCreateMode: null, SpindleOpenFlags.For(options));
         return HandleOf(EngineSelector.Default.OpenAsync(request, cancellationToken));
@@ -69,7 +69,7 @@ public static partial class SpindleFile
         if (Portable.PassThrough.Enabled)
         {
             OpenValidation.ValidateOptions(path, options);
-            return PassThroughOpen(() => Portable.PassThroughFile.OpenHandle(path, options), cancellationToken);
+            return Portable.PassThrough.OpenAsync(() => Portable.PassThroughFile.OpenHandle(path, options), cancellationToken);
         }
         return HandleOf(OptionsOpen.OpenAsync(path, options, cancellationToken));
     }
@@ -92,27 +92,4 @@ public static partial class SpindleFile
 
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private static async ValueTask<SafeFileHandle> AwaitHandle(ValueTask<OpenedHandle> open) => (await open.ConfigureAwait(false)).Handle;
-
-    // Passed through to System.IO (off Linux), the synchronous open runs on a pool thread, so the caller never waits in it.
-    // Its token cancels the caller's wait at any time, as on Linux: an open that cannot be interrupted (a FIFO waiting
-    // for its other end) goes on, and what it opens after the caller was told "cancelled" is closed.
-    private static ValueTask<SafeFileHandle> PassThroughOpen(Func<SafeFileHandle> open, CancellationToken cancellationToken)
-    {
-        Task<SafeFileHandle> opening = Task.Run(open, cancellationToken);
-        return cancellationToken.CanBeCanceled ? new(WaitCancellably(opening, cancellationToken)) : new(opening);
-    }
-
-    private static async Task<SafeFileHandle> WaitCancellably(Task<SafeFileHandle> opening, CancellationToken cancellationToken)
-    {
-        try
-        {
-            return await opening.WaitAsync(cancellationToken).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (!opening.IsCanceled)
-        {
-            _ = opening.ContinueWith(static late => late.Result.Dispose(), CancellationToken.None,
-                TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
-            throw;
-        }
-    }
 }

@@ -45,4 +45,29 @@ internal static class PassThrough
 
     private static string OperatingSystemName =>
         OperatingSystem.IsLinux() ? "Linux with the System.IO pass-through forced" : System.Runtime.InteropServices.RuntimeInformation.OSDescription;
+
+    /// <summary>
+    /// An open passed through to System.IO, run on a pool thread so the caller never waits in it. Its token cancels
+    /// the caller's wait at any time, as on Linux: an open that cannot be interrupted (a FIFO waiting for its other end)
+    /// goes on, and what it opens after the caller was told "cancelled" is disposed.
+    /// </summary>
+    internal static ValueTask<T> OpenAsync<T>(Func<T> open, CancellationToken cancellationToken) where T : IDisposable
+    {
+        Task<T> opening = Task.Run(open, cancellationToken);
+        return cancellationToken.CanBeCanceled ? new(WaitCancellably(opening, cancellationToken)) : new(opening);
+    }
+
+    private static async Task<T> WaitCancellably<T>(Task<T> opening, CancellationToken cancellationToken) where T : IDisposable
+    {
+        try
+        {
+            return await opening.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!opening.IsCanceled)
+        {
+            _ = opening.ContinueWith(static late => late.Result.Dispose(), CancellationToken.None,
+                TaskContinuationOptions.OnlyOnRanToCompletion | TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+            throw;
+        }
+    }
 }

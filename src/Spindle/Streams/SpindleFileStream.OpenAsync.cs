@@ -28,9 +28,7 @@ public partial class SpindleFileStream
         StreamValidation.ValidateOptions(path, options);
         if (Portable.PassThrough.Enabled)
         {
-            return cancellationToken.IsCancellationRequested
-                ? ValueTask.FromCanceled<SpindleFileStream>(cancellationToken)
-                : OpenPassedThrough(path, options);
+            return Portable.PassThrough.OpenAsync(() => new SpindleFileStream(path, options), cancellationToken);
         }
         ValueTask<OpenedHandle> open = OptionsOpen.OpenAsync(path, options, cancellationToken);
         return open.IsCompletedSuccessfully ? new ValueTask<SpindleFileStream>(new SpindleFileStream(open.Result, options)) : OpenAfterAsync(open, options);
@@ -63,16 +61,4 @@ public partial class SpindleFileStream
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     private static async ValueTask<SpindleFileStream> OpenAfterAsync(ValueTask<OpenedHandle> open, SpindleFileOptions options)
         => new SpindleFileStream(await open.ConfigureAwait(false), options);
-
-    private static ValueTask<SpindleFileStream> OpenPassedThrough(string path, SpindleFileOptions options)
-    {
-        try
-        {
-            return new ValueTask<SpindleFileStream>(new SpindleFileStream(path, options));
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException<SpindleFileStream>(e);
-        }
-    }
 }

@@ -51,7 +51,10 @@ public class CharacterDeviceTests
                 spinner.Join();
             }
         }
-        Assert.True(system.Count == 0 && spindle.Count == 0,
+        // System.IO's blocking read(2) is itself cut short now and then (the kernel stops a /dev/zero read when the
+        // thread has a signal pending, as the runtime's own signals may make it): the defect this guards against, the
+        // ring's non-blocking first attempt, cut most reads short where System.IO cut none or a few.
+        Assert.True(spindle.Count <= system.Count,
             $"short reads of {Size} bytes among {Reads}: System.IO [{string.Join(", ", system)}], Spindle [{string.Join(", ", spindle)}]");
     }
 }

@@ -111,39 +111,51 @@ internal static unsafe class SyscallSeam
         _ => 0,
     };
 
+    // Applies the fault planned for one single-buffer call: true (with the call's result) when it fails the call;
+    // otherwise a short transfer, where one is plausible, halves the count.
+    private static bool FailsOrShortens(ISyscallFaults faults, SafeFileHandle handle, SyscallKind kind, bool mayShorten, ref nuint count, out nint failed)
+    {
+        SyscallFault fault = faults.Next((int)handle.DangerousGetHandle(), kind);
+        if (ErrnoOf(fault) is int errno and not 0)
+        {
+            failed = Fail(errno);
+            return true;
+        }
+        if (fault == SyscallFault.ShortTransfer && mayShorten)
+        {
+            count = Shorten(count);
+        }
+        failed = 0;
+        return false;
+    }
+
     /// <summary><c>pread</c> (or <c>read</c> for a negative offset) through <paramref name="faults"/>.</summary>
     internal static nint Read(ISyscallFaults faults, SafeFileHandle handle, byte* buffer, nuint count, long offset)
     {
-        SyscallFault fault = faults.Next((int)handle.DangerousGetHandle(), SyscallKind.Read);
-        if (ErrnoOf(fault) is int errno and not 0)
+        if (FailsOrShortens(faults, handle, SyscallKind.Read, Plausible(offset), ref count, out nint failed))
         {
-            return Fail(errno);
+            return failed;
         }
-        count = fault == SyscallFault.ShortTransfer && Plausible(offset) ? Shorten(count) : count;
         return offset >= 0 ? Libc.PRead(handle, buffer, count, offset) : Libc.Read(handle, buffer, count);
     }
 
     /// <summary><c>pwrite</c> (or <c>write</c> for a negative offset) through <paramref name="faults"/>.</summary>
     internal static nint Write(ISyscallFaults faults, SafeFileHandle handle, byte* buffer, nuint count, long offset)
     {
-        SyscallFault fault = faults.Next((int)handle.DangerousGetHandle(), SyscallKind.Write);
-        if (ErrnoOf(fault) is int errno and not 0)
+        if (FailsOrShortens(faults, handle, SyscallKind.Write, Plausible(offset), ref count, out nint failed))
         {
-            return Fail(errno);
+            return failed;
         }
-        count = fault == SyscallFault.ShortTransfer && Plausible(offset) ? Shorten(count) : count;
         return offset >= 0 ? Libc.PWrite(handle, buffer, count, offset) : Libc.Write(handle, buffer, count);
     }
 
     /// <summary><c>pwritev2(RWF_DSYNC)</c> of one buffer through <paramref name="faults"/>.</summary>
     internal static nint WriteDataSync(ISyscallFaults faults, SafeFileHandle handle, byte* buffer, nuint count, long offset)
     {
-        SyscallFault fault = faults.Next((int)handle.DangerousGetHandle(), SyscallKind.Write);
-        if (ErrnoOf(fault) is int errno and not 0)
+        if (FailsOrShortens(faults, handle, SyscallKind.Write, mayShorten: true, ref count, out nint failed))
         {
-            return Fail(errno);
+            return failed;
         }
-        count = fault == SyscallFault.ShortTransfer ? Shorten(count) : count;
         return Libc.PWriteV2(handle, buffer, count, offset, Libc.RWF_DSYNC);
     }
 

@@ -167,11 +167,11 @@ internal static partial class FileOpener
         if ((access & FileAccess.Write) == 0)
         {
             int fileType = FileType(handle, path, out long size, out ulong device);
+            opened = opened.WithFileType(fileType);
             if (request.MayNotHaveWaited && fileType is LinuxConstants.S_IFIFO or LinuxConstants.S_IFCHR)
             {
                 return FinishResult.OpenBlocking;
             }
-            opened = opened.WithFileType(fileType);
             if (fileType == LinuxConstants.S_IFDIR)
             {
                 throw IoErrors.ForErrno(Errno.EACCES, path);

@@ -19,9 +19,10 @@ internal static class RingOpen
     /// <remarks>
     /// io_uring first tries an open that does not wait (O_NONBLOCK, cached lookup only) and hands it to a worker,
     /// where it waits as <c>open(2)</c> does, only when that would block — but a FIFO opened without waiting opens
-    /// at once for reading and fails with ENXIO for writing, where <c>open(2)</c> waits for the other end. Those
-    /// opens (and character devices, whose open may also honour O_NONBLOCK) are made again the blocking way, on a
-    /// thread of their own. Opens that create or truncate always go to the worker and are not affected.
+    /// at once for reading and fails with ENXIO for writing, where <c>open(2)</c> waits for the other end. A read end
+    /// is kept and waited on for a writer (<see cref="FifoWriterWait"/>: a writer may already have written into it);
+    /// a write end, and character devices (whose open may also honour O_NONBLOCK), are opened again the blocking way,
+    /// on a thread of their own. Opens that create or truncate always go to the worker and are not affected.
     /// </remarks>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
@@ -49,14 +50,26 @@ internal static class RingOpen
             FinishResult finished;
             OpenedFile opened;
             long length;
-            try
+            while (true)
             {
-                finished = FileOpener.Finish(handle, request, out opened, out length);
-            }
-            catch
-            {
-                await ring.CloseAsync(handle, mayWait: true).ConfigureAwait(false);
-                throw;
+                try
+                {
+                    finished = FileOpener.Finish(handle, request, out opened, out length);
+                }
+                catch
+                {
+                    await ring.CloseAsync(handle, mayWait: true).ConfigureAwait(false);
+                    throw;
+                }
+                if (finished != FinishResult.OpenBlocking || opened.FileType != LinuxConstants.S_IFIFO)
+                {
+                    break;
+                }
+                // A FIFO's read end, opened without waiting: a writer may have paired with it and written already, so it
+                // is kept (closing it would drop those bytes) and waited on for a writer; then the open's other steps.
+                await UntilWriterCameAsync(handle, request, cancellationToken).ConfigureAwait(false);
+                request.MayNotHaveWaited = false;
+                nonBlocking = false;
             }
             if (finished == FinishResult.Opened)
             {
@@ -153,6 +166,21 @@ internal static class RingOpen
         }
         Libc.Close(fd);
         return true;
+    }
+
+    /// <summary>Waits for a writer on a FIFO's read end opened without waiting (<see cref="FifoWriterWait"/>), then makes it blocking as the request asked; closes it when the wait fails or is cancelled.</summary>
+    private static async ValueTask UntilWriterCameAsync(SafeFileHandle readEnd, OpenRequest request, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await FifoWriterWait.UntilWriterCameAsync(readEnd, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            readEnd.Dispose();
+            throw;
+        }
+        _ = Libc.Fcntl(readEnd, LinuxConstants.F_SETFL, request.Flags); // a cached open may have kept O_NONBLOCK
     }
 
     /// <summary>The synchronous open, which waits as <c>open(2)</c> does, on a thread of its own; its token cancels it at any time.</summary>

@@ -208,37 +208,17 @@ public partial class CopyToFifoTests(ITestOutputHelper output)
         }
 
         /// <summary>
-        /// Returns once the reader waits for a writer: in <c>open(2)</c> (its thread's wait channel says
-        /// <c>wait_for_partner</c>), or, opened with O_NONBLOCK, once its open returned.
+        /// Returns once the reader waits for a writer: in <c>open(2)</c>, or, opened with O_NONBLOCK, once its open returned.
         /// </summary>
         internal void WaitUntilReady()
         {
-            DateTime deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
-            while (DateTime.UtcNow < deadline)
+            if (_kind != NonBlocking)
             {
-                if (_kind == NonBlocking ? _opened.IsSet : IsWaitingInOpen())
-                {
-                    return;
-                }
-                Thread.Sleep(1);
+                TestLibc.WaitUntilWaitingForFifoPartner(() => Volatile.Read(ref _threadId), TimeSpan.FromSeconds(60));
             }
-            throw new TimeoutException($"the FIFO reader ({_kind}) never got ready");
-        }
-
-        private bool IsWaitingInOpen()
-        {
-            int tid = Volatile.Read(ref _threadId);
-            if (tid == 0)
+            else if (!_opened.Wait(TimeSpan.FromSeconds(60)))
             {
-                return false;
-            }
-            try
-            {
-                return File.ReadAllText($"/proc/self/task/{tid}/wchan").Contains("wait_for_partner", StringComparison.Ordinal);
-            }
-            catch (IOException)
-            {
-                return false;
+                throw new TimeoutException("the O_NONBLOCK FIFO reader never opened");
             }
         }
 
@@ -273,7 +253,7 @@ public partial class CopyToFifoTests(ITestOutputHelper output)
 
         private unsafe void ReadToEnd()
         {
-            Volatile.Write(ref _threadId, GetTid());
+            Volatile.Write(ref _threadId, TestLibc.GetTid());
             int fd = -1;
             try
             {
@@ -351,8 +331,5 @@ public partial class CopyToFifoTests(ITestOutputHelper output)
 
         [LibraryImport("libc", EntryPoint = "poll", SetLastError = true)]
         private static unsafe partial int Poll(PollFd* fds, nuint count, int timeoutMilliseconds);
-
-        [LibraryImport("libc", EntryPoint = "gettid")]
-        private static partial int GetTid();
     }
 }

@@ -26,7 +26,4 @@ internal static class Crc32C
 
     /// <summary>The finished checksum of a running one.</summary>
     internal static uint Finish(uint crc) => ~crc;
-
-    /// <summary>The checksum of <paramref name="data"/>.</summary>
-    internal static uint Compute(ReadOnlySpan<byte> data) => Finish(Append(Seed, data));
 }

@@ -23,8 +23,16 @@ public static partial class SpindleFile
     /// <exception cref="UnauthorizedAccessException">Access is denied, or the source is a directory, or the destination is a directory and <paramref name="overwrite"/> is true.</exception>
     /// <exception cref="IOException">
     /// The destination exists and <paramref name="overwrite"/> is false, the destination is a directory,
-    /// the source and destination are the same file, the disk is full, or another I/O error occurred.
+    /// the source and destination are the same file, the disk is full, another handle holds a lock on the source or
+    /// the destination, or another I/O error occurred.
     /// </exception>
+    /// <remarks>
+    /// As <see cref="File.Copy(string, string, bool)"/>, the copy takes System.IO's advisory locks (<c>flock</c>): shared
+    /// on the source, exclusive on the destination. A FIFO destination is locked too, so a reader that opened it by its
+    /// path through <see cref="FileStream"/> or <see cref="File"/> (which take a shared lock once their open returns)
+    /// races the copy for the lock; whichever comes second fails with a sharing violation, on both libraries. A reader
+    /// that must not race opens the FIFO without a lock, or the process turns locking off with System.IO's switch.
+    /// </remarks>
     public static void Copy(string sourceFileName, string destFileName, bool overwrite = false)
     {
         ArgumentException.ThrowIfNullOrEmpty(sourceFileName);

@@ -33,7 +33,7 @@ internal enum IoMechanism : byte
 
 /// <summary>
 /// The <c>Spindle</c> meter: what Spindle actually did, for dashboards and for tests that prove which
-/// engine ran. Counters are also kept as plain totals (<see cref="Snapshot"/>) for in-process checks.
+/// engine ran (they listen to it like any other listener).
 /// </summary>
 /// <remarks>
 /// Names and attributes follow OpenTelemetry's semantic conventions where one exists: durations in seconds as
@@ -57,15 +57,9 @@ internal static class SpindleMetrics
     /// <summary>The name of the operation duration histogram (seconds).</summary>
     internal const string DurationName = "spindle.io.operation.duration";
 
-    // Plain totals, readable without a MeterListener; counted per thread, so that counting an operation
-    // costs no atomic instruction and concurrent I/O shares no cache line. They need none of the meter's
-    // assemblies, so they count even in a process that could not load them.
-    private static readonly ThreadCounter s_operationCount = new();
-    private static readonly ThreadCounter s_byteCount = new();
+    // The io_uring_enter calls, which the meter observes when a listener asks (never recorded on the ring's thread);
+    // counted per thread, so that counting costs no atomic instruction and the rings share no cache line.
     private static readonly ThreadCounter s_submissionCount = new();
-    private static readonly ThreadCounter s_fastPathHitCount = new();
-    private static readonly ThreadCounter s_fallbackCount = new();
-    private static readonly ThreadCounter s_inlineWriteCount = new();
 
     // The meter's instruments, created when Spindle's assemblies are loaded (see DependencyLoader); null
     // before, or when the meter's assembly could not be loaded (then only the totals count).
@@ -89,11 +83,6 @@ internal static class SpindleMetrics
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void Count(IoEngine engine, IoDirection direction, long bytes, IoMechanism mechanism)
     {
-        s_operationCount.Add(1);
-        if (bytes > 0)
-        {
-            s_byteCount.Add(bytes);
-        }
         // Checked here, so that with no listener the meter costs no call.
         if (s_instruments is { OperationsEnabled: true } instruments)
         {
@@ -116,14 +105,14 @@ internal static class SpindleMetrics
     }
 
     /// <summary>
-    /// An io_uring_enter (the ring thread): only the plain total counts here; the meter observes it
+    /// An io_uring_enter (the ring thread): only the total counts here; the meter observes it
     /// when a listener asks, on the listener's thread, so no listener ever runs on the ring thread.
     /// </summary>
     internal static void Submission()
     {
         if (Recording)
         {
-            Count(s_submissionCount);
+            s_submissionCount.Add(1);
         }
     }
 
@@ -134,7 +123,6 @@ internal static class SpindleMetrics
     {
         if (Recording)
         {
-            Count(s_fastPathHitCount);
             s_instruments?.FastPathHit();
         }
     }
@@ -143,7 +131,6 @@ internal static class SpindleMetrics
     {
         if (Recording)
         {
-            Count(s_inlineWriteCount);
             s_instruments?.InlineWrite();
         }
     }
@@ -152,22 +139,9 @@ internal static class SpindleMetrics
     {
         if (Recording)
         {
-            Count(s_fallbackCount);
             s_instruments?.Fallback();
         }
     }
-
-    /// <summary>The totals since the process started.</summary>
-    internal static MetricsSnapshot Snapshot() => new(
-        s_operationCount.Read(),
-        s_byteCount.Read(),
-        s_submissionCount.Read(),
-        s_fastPathHitCount.Read(),
-        s_fallbackCount.Read(),
-        s_inlineWriteCount.Read());
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static void Count(ThreadCounter counter) => counter.Add(1);
 
     /// <summary>Creates the meter (once Spindle's assemblies are loaded, while descriptors are free: the meter loads more of its own).</summary>
     internal static void CreateInstruments()
@@ -279,6 +253,3 @@ internal sealed class SpindleInstruments
         }
     }
 }
-
-/// <summary>Totals of <see cref="SpindleMetrics"/> at one moment.</summary>
-internal readonly record struct MetricsSnapshot(long Operations, long Bytes, long Submissions, long FastPathHits, long Fallbacks, long InlineWrites = 0);

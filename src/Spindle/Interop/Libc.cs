@@ -132,12 +132,6 @@ internal static unsafe partial class Libc
     [LibraryImport(Lib, EntryPoint = "munmap", SetLastError = true)]
     internal static partial int MUnmap(void* address, nuint length);
 
-    [LibraryImport(Lib, EntryPoint = "mkfifo", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
-    internal static partial int MkFifo(string path, int mode);
-
-    [LibraryImport(Lib, EntryPoint = "socketpair", SetLastError = true)]
-    internal static partial int SocketPair(int domain, int type, int protocol, int* sv);
-
     // fcntl with a struct flock argument (F_SETLK and friends), for byte-range locks.
     [LibraryImport(Lib, EntryPoint = "fcntl", SetLastError = true)]
     internal static partial int FcntlLock(SafeHandle fd, int command, FileRegionLock* region);

@@ -64,9 +64,6 @@ internal unsafe struct PinnedIovecs : IDisposable
     /// <summary>How many buffers are pinned.</summary>
     internal int Count { readonly get; private set; }
 
-    /// <summary>The buffers' total length in bytes.</summary>
-    internal long TotalBytes { readonly get; private set; }
-
     /// <summary>
     /// Pins the first <paramref name="count"/> of <paramref name="buffers"/> and describes them in
     /// <paramref name="storage"/> (room for <paramref name="capacity"/> iovecs; native memory owned by the result when
@@ -78,16 +75,13 @@ internal unsafe struct PinnedIovecs : IDisposable
         pinned.Vectors = count <= capacity ? storage : pinned._owned = (IoVector*)NativeMemory.Alloc((nuint)count, (nuint)sizeof(IoVector));
         try
         {
-            long total = 0;
             for (int i = 0; i < count; i++)
             {
                 ReadOnlyMemory<byte> buffer = buffers[i];
                 pinned._pins[i] = buffer.Pin();
                 pinned.Count = i + 1;
                 pinned.Vectors[i] = new IoVector { Base = (byte*)pinned._pins[i].Pointer, Count = (nuint)buffer.Length };
-                total += buffer.Length;
             }
-            pinned.TotalBytes = total;
             return pinned;
         }
         catch
@@ -164,6 +158,5 @@ internal unsafe struct PinnedIovecs : IDisposable
         _owned = null;
         Vectors = null;
         Count = 0;
-        TotalBytes = 0;
     }
 }

@@ -64,17 +64,17 @@ public class AtomicAppendStreamTests
         MetricsSnapshot before;
         using (SpindleFileStream stream = OpenAppend(path, FileAccess.Write, bufferSize: 4096))
         {
-            before = SpindleMetrics.Snapshot();
+            before = SpindleTotals.Snapshot();
             stream.Write(record); // buffered: 1500
             stream.Write(record); // buffered: 3000
-            MetricsSnapshot buffered = SpindleMetrics.Snapshot();
+            MetricsSnapshot buffered = SpindleTotals.Snapshot();
             Assert.Equal(before.Operations, buffered.Operations);
             stream.Write(record); // does not fit beside 3000: the 3000 go out in one write, this one waits whole
-            MetricsSnapshot flushed = SpindleMetrics.Snapshot();
+            MetricsSnapshot flushed = SpindleTotals.Snapshot();
             Assert.Equal(before.Operations + 1, flushed.Operations);
             Assert.Equal(before.Bytes + 3000, flushed.Bytes);
             stream.Write(CopyTests.RandomBytes(5000, 2)); // larger than the buffer: 1500 out, then 5000 in one write
-            MetricsSnapshot large = SpindleMetrics.Snapshot();
+            MetricsSnapshot large = SpindleTotals.Snapshot();
             Assert.Equal(flushed.Operations + 2, large.Operations);
             Assert.Equal(flushed.Bytes + 6500, large.Bytes);
         }

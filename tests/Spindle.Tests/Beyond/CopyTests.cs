@@ -247,12 +247,12 @@ public class CopyTests
         }
         byte[] data = RandomBytes(5_000_000, 11);
         File.WriteAllBytes(Path.Combine(tmpfs.Path, "f"), data);
-        long fallbacks = Spindle.Diagnostics.SpindleMetrics.Snapshot().Fallbacks;
+        long fallbacks = SpindleTotals.Snapshot().Fallbacks;
 
         SpindleFile.Copy(Path.Combine(tmpfs.Path, "f"), dir.File("copy"));
         SpindleFile.Copy(dir.File("copy"), Path.Combine(tmpfs.Path, "back"));
 
-        _output.WriteLine($"copy_file_range refused {Spindle.Diagnostics.SpindleMetrics.Snapshot().Fallbacks - fallbacks} time(s) across file systems");
+        _output.WriteLine($"copy_file_range refused {SpindleTotals.Snapshot().Fallbacks - fallbacks} time(s) across file systems");
         Assert.Equal(data, File.ReadAllBytes(dir.File("copy")));
         Assert.Equal(data, File.ReadAllBytes(Path.Combine(tmpfs.Path, "back")));
     }

@@ -81,11 +81,11 @@ public class DirectIOTests
         Assert.Equal(2 * block, await SpindleRandomAccess.ReadAsync(handle, buffer, block, engine));
         Assert.Equal(expected, buffer.ToArray());
 
-        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        MetricsSnapshot before = SpindleTotals.Snapshot();
         await Assert.ThrowsAsync<ArgumentException>(async () => await SpindleRandomAccess.ReadAsync(handle, buffer[1..(block + 1)], 0, engine));
         await Assert.ThrowsAsync<ArgumentException>(async () => await SpindleRandomAccess.WriteAsync(handle, buffer[..block], 1, engine));
-        Assert.Equal(before.Operations, SpindleMetrics.Snapshot().Operations);
-        Assert.Equal(before.Submissions, SpindleMetrics.Snapshot().Submissions);
+        Assert.Equal(before.Operations, SpindleTotals.Snapshot().Operations);
+        Assert.Equal(before.Submissions, SpindleTotals.Snapshot().Submissions);
     }
 
     [Fact]
@@ -163,7 +163,7 @@ public class DirectIOTests
             return;
         }
 
-        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        MetricsSnapshot before = SpindleTotals.Snapshot();
         ArgumentException e = await Assert.ThrowsAnyAsync<ArgumentException>(async () =>
         {
             switch (call.Replace(" offset", "").Replace(" length", "").Replace(" address", ""))
@@ -179,7 +179,7 @@ public class DirectIOTests
                 default: throw new InvalidOperationException(call);
             }
         });
-        MetricsSnapshot after = SpindleMetrics.Snapshot();
+        MetricsSnapshot after = SpindleTotals.Snapshot();
         _output.WriteLine($"{e.GetType().Name} ({e.ParamName}): {e.Message}");
 
         Assert.IsType<ArgumentException>(e);
@@ -242,13 +242,13 @@ public class DirectIOTests
         {
             return;
         }
-        long fallbacks = SpindleMetrics.Snapshot().Fallbacks;
+        long fallbacks = SpindleTotals.Snapshot().Fallbacks;
         string path = Path.Combine(ramfs.Path, "f");
         using SafeFileHandle handle = OpenDirect(path, FileMode.Create, fallback: true);
 
         Assert.False(SpindleFile.IsDirectIO(handle));
         Assert.False(KernelSaysDirect(handle));
-        Assert.Equal(fallbacks + 1, SpindleMetrics.Snapshot().Fallbacks);
+        Assert.Equal(fallbacks + 1, SpindleTotals.Snapshot().Fallbacks);
         // Buffered now, so nothing needs alignment.
         SpindleRandomAccess.Write(handle, "hello"u8, 3);
         Assert.Equal(8, SpindleRandomAccess.GetLength(handle));
@@ -256,7 +256,7 @@ public class DirectIOTests
         // On a disk that supports O_DIRECT the same options give a direct handle and no fallback.
         using SafeFileHandle direct = OpenDirect(dir.File("d"), FileMode.Create, fallback: true);
         Assert.True(SpindleFile.IsDirectIO(direct));
-        Assert.Equal(fallbacks + 1, SpindleMetrics.Snapshot().Fallbacks);
+        Assert.Equal(fallbacks + 1, SpindleTotals.Snapshot().Fallbacks);
     }
 
     [Fact]

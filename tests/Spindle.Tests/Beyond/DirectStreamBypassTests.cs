@@ -14,7 +14,7 @@ public class DirectStreamBypassTests
 {
     private const int MiB = 1 << 20;
 
-    private static long Operations => SpindleMetrics.Snapshot().Operations;
+    private static long Operations => SpindleTotals.Snapshot().Operations;
 
     private static SpindleFileStream OpenDirect(string path, int bufferSize, bool async) => new(path, new SpindleFileOptions
     {

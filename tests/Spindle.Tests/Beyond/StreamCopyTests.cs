@@ -42,7 +42,7 @@ public class StreamCopyTests
             (expectedSourcePosition, expectedDestinationPosition) = (from.Position, to.Position);
         }
 
-        long operations = SpindleMetrics.Snapshot().Operations;
+        long operations = SpindleTotals.Snapshot().Operations;
         using (var from = new SpindleFileStream(dir.File("source"), FileMode.Open, FileAccess.Read))
         using (Stream to = spindleDestination
             ? new SpindleFileStream(dir.File("actual"), FileMode.Open, FileAccess.ReadWrite)
@@ -64,8 +64,8 @@ public class StreamCopyTests
         }
         long copied = Math.Max(0, sourceLength - sourcePosition);
         // copy_file_range moves up to 64 MiB per call, where a read/write loop needs two calls per 80 KiB.
-        Assert.True(SpindleMetrics.Snapshot().Operations - operations <= 4 + copied / (64 << 20) + (spindleDestination ? 2 : 0),
-            $"{SpindleMetrics.Snapshot().Operations - operations} operations for {copied} bytes");
+        Assert.True(SpindleTotals.Snapshot().Operations - operations <= 4 + copied / (64 << 20) + (spindleDestination ? 2 : 0),
+            $"{SpindleTotals.Snapshot().Operations - operations} operations for {copied} bytes");
         Assert.Equal(File.ReadAllBytes(dir.File("expected")), File.ReadAllBytes(dir.File("actual")));
     }
 

@@ -42,10 +42,10 @@ public class PageCacheWriteRoutingTests
 
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("spindle"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
         {
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             await SpindleRandomAccess.WriteAsync(handle, large, 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
             await SpindleRandomAccess.WriteAsync(handle, gather, gatherOffset, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-            MetricsSnapshot after = SpindleMetrics.Snapshot();
+            MetricsSnapshot after = SpindleTotals.Snapshot();
 
             Assert.Equal(before.Submissions, after.Submissions);
             Assert.Equal(before.InlineWrites, after.InlineWrites);
@@ -70,10 +70,10 @@ public class PageCacheWriteRoutingTests
 
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite))
         {
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             await ring.WriteAsync(handle, large, 0, useFastPath: false, default).AsTask().WaitAsync(Timeout);
             await ring.WriteGatherAsync(handle, new ReadOnlyMemory<byte>[] { large.AsMemory(0, 100_000), large.AsMemory(100_000) }, large.Length, useFastPath: false, default).AsTask().WaitAsync(Timeout);
-            Assert.True(SpindleMetrics.Snapshot().Submissions > before.Submissions, "the ring never ran");
+            Assert.True(SpindleTotals.Snapshot().Submissions > before.Submissions, "the ring never ran");
         }
 
         Assert.Equal([.. large, .. large], File.ReadAllBytes(dir.File("f")));
@@ -103,11 +103,11 @@ public class PageCacheWriteRoutingTests
         }
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("spindle"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough | FileOptions.Asynchronous))
         {
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             await Task.WhenAll(blocks.Select((block, i) => SpindleRandomAccess.WriteAsync(handle, block, (long)i * block.Length, IoEngine.IoUring).AsTask())).WaitAsync(Timeout);
             ReadOnlyMemory<byte>[] gather = [blocks[0].AsMemory(0, 1000), blocks[1].AsMemory(0, 3000)];
             await SpindleRandomAccess.WriteAsync(handle, gather, 8L * 64 * 1024, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-            Assert.Equal(before.Submissions, SpindleMetrics.Snapshot().Submissions);
+            Assert.Equal(before.Submissions, SpindleTotals.Snapshot().Submissions);
         }
         using (SafeFileHandle expected = File.OpenHandle(dir.File("system-io"), FileMode.Open, FileAccess.ReadWrite, FileShare.None, FileOptions.WriteThrough))
         {
@@ -136,12 +136,12 @@ public class PageCacheWriteRoutingTests
         using var overlapping = FileRequestsInFlight.Hold();
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
         {
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             await SpindleRandomAccess.WriteAsync(handle, data[..Small], 0, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-            MetricsSnapshot afterSmall = SpindleMetrics.Snapshot();
+            MetricsSnapshot afterSmall = SpindleTotals.Snapshot();
             Assert.True(afterSmall.Submissions > before.Submissions, "an O_DIRECT write skipped the ring");
             await SpindleRandomAccess.WriteAsync(handle, data[Small..], Small, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-            Assert.Equal(afterSmall.Submissions, SpindleMetrics.Snapshot().Submissions);
+            Assert.Equal(afterSmall.Submissions, SpindleTotals.Snapshot().Submissions);
         }
 
         Assert.Equal(data.ToArray(), File.ReadAllBytes(dir.File("f")));
@@ -164,11 +164,11 @@ public class PageCacheWriteRoutingTests
         }
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("spindle"), FileMode.Create, FileAccess.ReadWrite, FileShare.None, FileOptions.Asynchronous))
         {
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             ValueTask write = SpindleRandomAccess.WriteAsync(handle, gather, 777, engine);
             Assert.True(write.IsCompletedSuccessfully, "a small gather write to a local file completes on the caller's thread");
             await write;
-            MetricsSnapshot after = SpindleMetrics.Snapshot();
+            MetricsSnapshot after = SpindleTotals.Snapshot();
             Assert.Equal(before.InlineWrites + 1, after.InlineWrites);
             Assert.Equal(before.Submissions, after.Submissions);
         }
@@ -217,9 +217,9 @@ public class PageCacheWriteRoutingTests
         await using (var stream = new SpindleFileStream(dir.File("spindle"), options))
         {
             Assert.Equal(IoEngine.IoUring, stream.Engine);
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             await WriteAll(stream, chunk, large).WaitAsync(Timeout);
-            MetricsSnapshot after = SpindleMetrics.Snapshot();
+            MetricsSnapshot after = SpindleTotals.Snapshot();
             Assert.True(after.InlineWrites - before.InlineWrites >= 10, $"{after.InlineWrites - before.InlineWrites} inline writes: the stream's small writes took the ring");
             Assert.Equal(before.Submissions, after.Submissions);
         }

@@ -28,28 +28,28 @@ public partial class ReadFastPathTests
         _ = SpindleRandomAccess.Read(handle, buffer, 0); // make sure every page is cached
 
         Array.Clear(buffer);
-        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        MetricsSnapshot before = SpindleTotals.Snapshot();
         ValueTask<int> read = SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine);
         Assert.True(read.IsCompletedSuccessfully, "a cached read should complete synchronously");
         Assert.Equal(data.Length, await read);
         Assert.Equal(data, buffer);
-        Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
+        Assert.True(SpindleTotals.Snapshot().FastPathHits > before.FastPathHits);
 
         // A scatter read of cached pages too.
         Memory<byte>[] parts = [new byte[1000], new byte[64536]];
-        before = SpindleMetrics.Snapshot();
+        before = SpindleTotals.Snapshot();
         ValueTask<long> scatter = SpindleRandomAccess.ReadAsync(handle, parts, 0, engine);
         Assert.True(scatter.IsCompletedSuccessfully, "a cached scatter read should complete synchronously");
         Assert.Equal(data.Length, await scatter);
         Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).ToArray());
-        Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
+        Assert.True(SpindleTotals.Snapshot().FastPathHits > before.FastPathHits);
 
         // Switched off for the call, the same read goes through the engine and is not counted as a hit.
-        before = SpindleMetrics.Snapshot();
+        before = SpindleTotals.Snapshot();
         Array.Clear(buffer);
         Assert.Equal(data.Length, await EngineCases.Resolve(engine).ReadAsync(handle, buffer, 0, useFastPath: false, default));
         Assert.Equal(data, buffer);
-        Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+        Assert.Equal(before.FastPathHits, SpindleTotals.Snapshot().FastPathHits);
     }
 
     [Theory]
@@ -68,27 +68,27 @@ public partial class ReadFastPathTests
         {
             _ = SpindleRandomAccess.Read(handle, buffer, 0); // cached, so only the option keeps the fast path away
             Array.Clear(buffer);
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
             Assert.Equal(data, buffer);
-            Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+            Assert.Equal(before.FastPathHits, SpindleTotals.Snapshot().FastPathHits);
         }
 
         await using (var stream = new SpindleFileStream(path, options))
         {
             Array.Clear(buffer);
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             Assert.Equal(data.Length, await stream.ReadAsync(buffer).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
             Assert.Equal(data, buffer);
-            Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+            Assert.Equal(before.FastPathHits, SpindleTotals.Snapshot().FastPathHits);
         }
 
         // The same read with the option left on is a hit: the assertions above can fail.
         using (SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read))
         {
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
-            Assert.True(SpindleMetrics.Snapshot().FastPathHits > before.FastPathHits);
+            Assert.True(SpindleTotals.Snapshot().FastPathHits > before.FastPathHits);
         }
     }
 
@@ -139,22 +139,22 @@ public partial class ReadFastPathTests
             byte[] buffer = new byte[8192];
             byte[] expected = new byte[8192];
             int expectedCount = System.IO.RandomAccess.Read(system, expected, offset);
-            MetricsSnapshot before = SpindleMetrics.Snapshot();
+            MetricsSnapshot before = SpindleTotals.Snapshot();
             ValueTask<int> read = SpindleRandomAccess.ReadAsync(handle, buffer, offset, engine);
             Assert.True(read.IsCompletedSuccessfully, $"the read at {offset} ends inside the last page and should complete at once");
             Assert.Equal(expectedCount, await read);
             Assert.Equal(expected, buffer);
-            Assert.Equal(before.Operations + 1, SpindleMetrics.Snapshot().Operations);
+            Assert.Equal(before.Operations + 1, SpindleTotals.Snapshot().Operations);
         }
 
         // A scatter read past the end as well.
         Memory<byte>[] parts = [new byte[3000], new byte[3000]];
-        MetricsSnapshot beforeScatter = SpindleMetrics.Snapshot();
+        MetricsSnapshot beforeScatter = SpindleTotals.Snapshot();
         ValueTask<long> scatter = SpindleRandomAccess.ReadAsync(handle, parts, 0, engine);
         Assert.True(scatter.IsCompletedSuccessfully, "a scatter read that ends inside the last page should complete at once");
         Assert.Equal(data.Length, await scatter);
         Assert.Equal(data, parts[0].ToArray().Concat(parts[1].ToArray()).Take(data.Length).ToArray());
-        Assert.Equal(beforeScatter.FastPathHits + 1, SpindleMetrics.Snapshot().FastPathHits);
+        Assert.Equal(beforeScatter.FastPathHits + 1, SpindleTotals.Snapshot().FastPathHits);
     }
 
     // A file that ends on a page boundary gives the fast path no such proof: the engine reads on and finds the end.
@@ -191,11 +191,11 @@ public partial class ReadFastPathTests
         using var dir = new TempDirectory();
         using var fifo = new Fifo(dir.File("fifo"));
         await SpindleRandomAccess.WriteAsync(fifo.Writer, new byte[] { 1, 2 }, 0);
-        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        MetricsSnapshot before = SpindleTotals.Snapshot();
         byte[] buffer = new byte[2];
         Assert.Equal(2, await SpindleRandomAccess.ReadAsync(fifo.Reader, buffer, 0, IoEngine.ThreadPool).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));
         Assert.Equal(new byte[] { 1, 2 }, buffer);
-        Assert.Equal(before.FastPathHits, SpindleMetrics.Snapshot().FastPathHits);
+        Assert.Equal(before.FastPathHits, SpindleTotals.Snapshot().FastPathHits);
     }
 
     [Theory]
@@ -209,15 +209,15 @@ public partial class ReadFastPathTests
         new Random(13).NextBytes(small);
         new Random(14).NextBytes(large);
 
-        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        MetricsSnapshot before = SpindleTotals.Snapshot();
         ValueTask write = SpindleRandomAccess.WriteAsync(handle, small, 0, engine);
         Assert.True(write.IsCompletedSuccessfully, "a small write to ext4/xfs/tmpfs completes on the caller's thread");
         await write;
-        Assert.Equal(before.InlineWrites + 1, SpindleMetrics.Snapshot().InlineWrites);
+        Assert.Equal(before.InlineWrites + 1, SpindleTotals.Snapshot().InlineWrites);
 
-        before = SpindleMetrics.Snapshot();
+        before = SpindleTotals.Snapshot();
         await SpindleRandomAccess.WriteAsync(handle, large, 4096, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
-        Assert.Equal(before.InlineWrites, SpindleMetrics.Snapshot().InlineWrites);
+        Assert.Equal(before.InlineWrites, SpindleTotals.Snapshot().InlineWrites);
 
         byte[] expected = [.. small, .. large];
         Assert.Equal(expected, File.ReadAllBytes(dir.File("f")));
@@ -232,9 +232,9 @@ public partial class ReadFastPathTests
         using SafeFileHandle handle = File.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite, FileShare.ReadWrite, FileOptions.WriteThrough);
         byte[] small = new byte[4096];
         new Random(16).NextBytes(small);
-        MetricsSnapshot before = SpindleMetrics.Snapshot();
+        MetricsSnapshot before = SpindleTotals.Snapshot();
         await SpindleRandomAccess.WriteAsync(handle, small, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
-        Assert.Equal(before.InlineWrites, SpindleMetrics.Snapshot().InlineWrites);
+        Assert.Equal(before.InlineWrites, SpindleTotals.Snapshot().InlineWrites);
         Assert.Equal(small, File.ReadAllBytes(dir.File("f")));
     }
 }

@@ -97,6 +97,34 @@ public static unsafe partial class TestLibc
         return new SafeFileHandle(fd, ownsHandle: true);
     }
 
+    [LibraryImport("libc", EntryPoint = "gettid")]
+    public static partial int GetTid();
+
+    /// <summary>
+    /// Waits until the thread <paramref name="tid"/> of this process sleeps in open(2) of a FIFO for its other end (its
+    /// wait channel is <c>wait_for_partner</c>), so that a test can let the other end come only then.
+    /// </summary>
+    public static void WaitUntilWaitingForFifoPartner(Func<int> tid, TimeSpan timeout)
+    {
+        DateTime deadline = DateTime.UtcNow + timeout;
+        while (DateTime.UtcNow < deadline)
+        {
+            int id = tid();
+            try
+            {
+                if (id != 0 && System.IO.File.ReadAllText($"/proc/self/task/{id}/wchan").Contains("wait_for_partner", StringComparison.Ordinal))
+                {
+                    return;
+                }
+            }
+            catch (IOException)
+            {
+            }
+            Thread.Sleep(1);
+        }
+        throw new TimeoutException("the thread never waited in open(2) of a FIFO");
+    }
+
     /// <summary>Creates a named pipe.</summary>
     public static void CreateFifo(string path)
     {

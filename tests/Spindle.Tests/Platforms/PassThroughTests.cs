@@ -65,7 +65,7 @@ public class PassThroughTests
         try
         {
             string path = Path.Combine(dir, "data");
-            long operationsBefore = SpindleMetrics.Snapshot().Operations;
+            long operationsBefore = SpindleTotals.Snapshot().Operations;
             byte[] data = new byte[10_000];
             new Random(7).NextBytes(data);
             using (SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.CreateNew, FileAccess.ReadWrite))
@@ -79,7 +79,7 @@ public class PassThroughTests
             {
                 stream.ReadExactly(back);
             }
-            Console.WriteLine($"spindle operations: {SpindleMetrics.Snapshot().Operations - operationsBefore}");
+            Console.WriteLine($"spindle operations: {SpindleTotals.Snapshot().Operations - operationsBefore}");
             Console.WriteLine($"bytes agree: {data.AsSpan().SequenceEqual(back) && File.ReadAllBytes(path).AsSpan().SequenceEqual(data)}");
 
             Console.WriteLine($"DirectIO handle: {Outcome(() => SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, DirectIO = true }).Dispose())}");
@@ -90,17 +90,17 @@ public class PassThroughTests
                 Console.WriteLine($"alignment: {Outcome(() => SpindleFile.GetDirectIOAlignment(handle))}");
             }
 
-            long fallbacks = SpindleMetrics.Snapshot().Fallbacks;
+            long fallbacks = SpindleTotals.Snapshot().Fallbacks;
             using (SafeFileHandle handle = SpindleFile.OpenHandle(path, new SpindleFileOptions { Mode = FileMode.Open, DirectIO = true, DirectIOFallback = true }))
             {
-                Console.WriteLine($"fallback direct: opened buffered, IsDirectIO {SpindleFile.IsDirectIO(handle)}, fallbacks +{SpindleMetrics.Snapshot().Fallbacks - fallbacks}");
+                Console.WriteLine($"fallback direct: opened buffered, IsDirectIO {SpindleFile.IsDirectIO(handle)}, fallbacks +{SpindleTotals.Snapshot().Fallbacks - fallbacks}");
             }
 
-            fallbacks = SpindleMetrics.Snapshot().Fallbacks;
+            fallbacks = SpindleTotals.Snapshot().Fallbacks;
             using (var stream = new SpindleFileStream(path, new SpindleFileOptions { Mode = FileMode.Open, Engine = IoEngine.IoUring, Options = FileOptions.Asynchronous }))
             {
                 stream.ReadAsync(new byte[10], IoEngine.IoUring).GetAwaiter().GetResult();
-                Console.WriteLine($"engine IoUring: stream {stream.Engine}, fallbacks +{SpindleMetrics.Snapshot().Fallbacks - fallbacks}");
+                Console.WriteLine($"engine IoUring: stream {stream.Engine}, fallbacks +{SpindleTotals.Snapshot().Fallbacks - fallbacks}");
             }
             Console.WriteLine($"default engine: {SpindleRandomAccess.DefaultEngine}, io_uring available: {SpindleRandomAccess.IsIoUringAvailable}");
             string copy = Path.Combine(dir, "copy");

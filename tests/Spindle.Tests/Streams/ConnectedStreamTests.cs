@@ -25,7 +25,7 @@ public class ConnectedStreamTests
     private static async Task<(Stream Reader, Stream Writer)> OpenFifoAsync(TempDirectory dir, Func<string, FileAccess, Stream> open)
     {
         string path = dir.File("fifo-" + Guid.NewGuid().ToString("N"));
-        Assert.Equal(0, Libc.MkFifo(path, Convert.ToInt32("600", 8)));
+        Assert.Equal(0, TestLibc.MkFifo(path, Convert.ToInt32("600", 8)));
         Task<Stream> reader = Task.Run(() => open(path, FileAccess.Read));
         Task<Stream> writer = Task.Run(() => open(path, FileAccess.Write));
         return (await reader.WaitAsync(s_timeout), await writer.WaitAsync(s_timeout));
@@ -144,7 +144,7 @@ public class ConnectedStreamTests
         const int AF_UNIX = 1;
         const int SOCK_STREAM_CLOEXEC = 1 | 0x80000;
         int* fds = stackalloc int[2];
-        Assert.Equal(0, Libc.SocketPair(AF_UNIX, SOCK_STREAM_CLOEXEC, 0, fds));
+        Assert.Equal(0, TestLibc.SocketPair(AF_UNIX, SOCK_STREAM_CLOEXEC, 0, fds));
         var first = new SafeFileHandle(fds[0], ownsHandle: true);
         var second = new SafeFileHandle(fds[1], ownsHandle: true);
         // Marks the handles as System.IO marks handles it opened asynchronously.

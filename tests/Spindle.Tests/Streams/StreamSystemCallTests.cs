@@ -13,7 +13,7 @@ namespace Spindle.Tests.Streams;
 [Collection(StreamMetricsCollection.Name)]
 public class StreamSystemCallTests
 {
-    private static long Operations => SpindleMetrics.Snapshot().Operations;
+    private static long Operations => SpindleTotals.Snapshot().Operations;
 
     private static SpindleFileStream Open(string path, int bufferSize, bool useAsync, IoEngine engine = IoEngine.Sync)
         => new(path, new SpindleFileOptions

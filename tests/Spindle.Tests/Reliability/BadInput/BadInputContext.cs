@@ -31,7 +31,7 @@ public sealed unsafe class BadInputContext : IDisposable
         Aligned = Own(AlignedMemoryPool.Shared.Rent(8192));
 
         int* pair = stackalloc int[2];
-        Assert.Equal(0, Libc.SocketPair(1 /* AF_UNIX */, 1 /* SOCK_STREAM */ | 0x80000 /* SOCK_CLOEXEC */, 0, pair));
+        Assert.Equal(0, TestLibc.SocketPair(1 /* AF_UNIX */, 1 /* SOCK_STREAM */ | 0x80000 /* SOCK_CLOEXEC */, 0, pair));
         Socket = Own(new SafeFileHandle(pair[0], ownsHandle: true));
         Own(new SafeFileHandle(pair[1], ownsHandle: true));
     }

@@ -15,7 +15,7 @@ namespace Spindle.Clients.Bench;
 internal static class GarnetHost
 {
     /// <summary>The devices the rows compare, by the name the bench passes.</summary>
-    public static readonly string[] Devices = ["native", "native-uring", "randomaccess", "spindle", "spindle-async-reads"];
+    public static readonly string[] Devices = ["native", "native-uring", "randomaccess", "spindle", "spindle-sync-reads"];
 
     public static int Run(string[] args)
     {
@@ -34,7 +34,7 @@ internal static class GarnetHost
         }
         if (device is null || directory is null || memory is null || page is null || port == 0)
         {
-            Console.Error.WriteLine("usage: --garnet-server --device native|native-uring|randomaccess|spindle|spindle-async-reads --dir DIR --port PORT --memory SIZE --page SIZE");
+            Console.Error.WriteLine("usage: --garnet-server --device native|native-uring|randomaccess|spindle|spindle-sync-reads --dir DIR --port PORT --memory SIZE --page SIZE");
             return 2;
         }
         var options = new GarnetServerOptions
@@ -54,7 +54,7 @@ internal static class GarnetHost
             case "native-uring": options.DeviceType = DeviceType.Native; options.DeviceIoBackend = NativeStorageDevice.IoBackend.Uring; break;
             case "randomaccess": options.DeviceType = DeviceType.RandomAccess; break;
             case "spindle": options.DeviceFactoryCreator = new SpindleNamedDeviceFactoryCreator(); break;
-            case "spindle-async-reads": options.DeviceFactoryCreator = new SpindleNamedDeviceFactoryCreator(new SpindleStorageDeviceOptions { ReadEngine = IoEngine.Auto }); break;
+            case "spindle-sync-reads": options.DeviceFactoryCreator = new SpindleNamedDeviceFactoryCreator(new SpindleStorageDeviceOptions { ReadEngine = IoEngine.Sync }); break;
             default: Console.Error.WriteLine($"unknown device {device}"); return 2;
         }
         using var server = new GarnetServer(options);

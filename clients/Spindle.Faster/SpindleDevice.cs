@@ -81,8 +81,16 @@ public sealed class SpindleDevice : StorageDeviceBase
     public override bool Throttle() => _inFlight.Count > ThrottleLimit;
 
     /// <inheritdoc/>
-    /// <remarks>Completions are delivered by Spindle's engines as they happen; there is nothing to poll.</remarks>
-    public override bool TryComplete() => true;
+    /// <remarks>
+    /// Takes the io_uring completions that are ready on the calling thread (<see cref="SpindleRandomAccess.PollCompletions"/>):
+    /// a FASTER session that waits for its reads (<c>CompletePending(wait: true)</c>) finishes them itself, running
+    /// their callbacks here, instead of waiting for another thread to deliver them.
+    /// </remarks>
+    public override bool TryComplete()
+    {
+        SpindleRandomAccess.PollCompletions();
+        return true;
+    }
 
     /// <inheritdoc/>
     public override void ReadAsync(int segmentId, ulong sourceAddress, IntPtr destinationAddress, uint readLength, DeviceIOCompletionCallback callback, object context)

@@ -7,8 +7,8 @@ namespace Spindle.Garnet;
 /// A Tsavorite storage device on Spindle, for Garnet's storage tier, append-only file and checkpoints: one file per
 /// segment (<c>name.0</c>, <c>name.1</c>, … like Garnet's own devices), opened <c>O_DIRECT</c> (see
 /// <see cref="SpindleStorageDeviceOptions.DirectIO"/>), read and written in place in Tsavorite's sector-aligned
-/// native buffers through Spindle's engines: reads on the thread that asks (see
-/// <see cref="SpindleStorageDeviceOptions.ReadEngine"/>), writes on io_uring where the kernel allows it.
+/// native buffers through Spindle's engines, io_uring where the kernel allows it (see
+/// <see cref="SpindleStorageDeviceOptions.ReadEngine"/> and <see cref="SpindleStorageDeviceOptions.Engine"/>).
 /// </summary>
 /// <remarks>
 /// <para>Contract, as Garnet's devices honour it: addresses, lengths and buffer addresses are multiples of
@@ -16,12 +16,13 @@ namespace Spindle.Garnet;
 /// is not is refused with an <see cref="ArgumentException"/> before anything is issued and its callback is not
 /// called. Every accepted operation calls its callback exactly once: with 0 and the bytes transferred (a read near
 /// the end of a segment may return fewer), or with a non-zero error code (the low 16 bits of the
-/// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>) and the exception behind it. The callback
-/// runs where Spindle delivers the completion: on the caller's thread when the I/O finished at once (every read on
-/// the default <see cref="SpindleStorageDeviceOptions.ReadEngine"/>), otherwise on a thread-pool thread.
+/// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>) and the exception behind it. Where the
+/// callback runs: on the caller's thread when the I/O finished at once (every read on <see cref="IoEngine.Sync"/>);
+/// a read's, on io_uring, on the thread that takes its completion from the ring (the ring's thread, or a thread in
+/// <see cref="TryComplete"/>), never waiting for a thread-pool thread; a write's, on a thread-pool thread.
 /// <see cref="Dispose"/> waits until the kernel is done with every operation in flight and its callback has
-/// returned, then closes the segments; later operations fail with an error code and an
-/// <see cref="ObjectDisposedException"/>.</para>
+/// returned (except callbacks on the disposing thread's own stack), then closes the segments; later operations fail
+/// with an error code and an <see cref="ObjectDisposedException"/>.</para>
 /// </remarks>
 public sealed class SpindleStorageDevice : StorageDeviceBase
 {
@@ -44,7 +45,7 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
         _files = new SegmentFiles(id => GetSegmentFilename(FileName, id), new(_options.DirectIO, FileOptions.None, _options.PreallocateFile, _options.DeleteOnClose));
         _inFlight = new InFlightOperations(this);
         ThrottleLimit = _options.ThrottleLimit;
-        ReadEngine = _options.ReadEngine;
+        ReadEngine = ReadEngineFor(_options.ReadEngine);
         if (_options.RecoverDevice && SegmentFiles.FindRange(FileName) is (int start, int end))
         {
             startSegment = start;
@@ -55,7 +56,10 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
     /// <summary>Whether the segment files bypass the page cache: <see cref="SpindleStorageDeviceOptions.DirectIO"/>, unless the file system refused <c>O_DIRECT</c>.</summary>
     public bool IsDirectIO => _files.IsDirectIO;
 
-    /// <summary>The engine this device's reads run on: <see cref="SpindleStorageDeviceOptions.ReadEngine"/>.</summary>
+    /// <summary>
+    /// The engine this device's reads run on (never <see cref="IoEngine.Auto"/>): <see cref="SpindleStorageDeviceOptions.ReadEngine"/>,
+    /// with <see cref="IoEngine.Auto"/> resolved as that option says.
+    /// </summary>
     public IoEngine ReadEngine { get; }
 
     /// <summary>Operations accepted whose callback has not returned yet.</summary>
@@ -65,8 +69,16 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
     public override bool Throttle() => _inFlight.Count > ThrottleLimit;
 
     /// <inheritdoc/>
-    /// <remarks>Spindle's engines deliver completions as they happen; there is nothing to poll.</remarks>
-    public override bool TryComplete() => true;
+    /// <remarks>
+    /// Takes the io_uring completions that are ready on the calling thread (<see cref="SpindleRandomAccess.PollCompletions"/>):
+    /// a Garnet session that waits for its read (<c>CompletePending(wait: true)</c> calls this in its loop) finishes it
+    /// itself, running the read's callback here, instead of waiting for another thread to deliver it.
+    /// </remarks>
+    public override bool TryComplete()
+    {
+        SpindleRandomAccess.PollCompletions();
+        return true;
+    }
 
     /// <inheritdoc/>
     /// <exception cref="ArgumentException">The address, length or buffer is not a multiple of <see cref="StorageDeviceBase.SectorSize"/>.</exception>
@@ -76,7 +88,9 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
         NativeMemoryOperation operation = NativeMemoryOperation.Rent(_inFlight, destinationAddress, readLength, callback, context);
         if (operation.TryBegin(_files, segmentId, segmentSize, buffered: false, out var handle))
         {
-            operation.StartRead(handle, (long)sourceAddress, ReadEngine, inline: false);
+            // Tsavorite's read callbacks only signal (queue the record for its session, release a waiter) or issue the
+            // next read of a record: they run where the completion is reaped, so no read waits for a free pool thread.
+            operation.StartRead(handle, (long)sourceAddress, ReadEngine, inline: true);
         }
     }
 
@@ -137,4 +151,9 @@ public sealed class SpindleStorageDevice : StorageDeviceBase
 
     /// <inheritdoc/>
     public override string ToString() => $"{nameof(SpindleStorageDevice)} {FileName} (sector {SectorSize}, {(IsDirectIO ? "O_DIRECT" : "page cache")}, reads {ReadEngine}, writes {_options.Engine})";
+
+    // Not Spindle's Auto (io_uring, else the thread pool): without io_uring, a read that completes on the pool would
+    // need a free pool thread to finish while Garnet's sessions hold them all, so it runs on the asking thread instead.
+    private static IoEngine ReadEngineFor(IoEngine requested)
+        => requested != IoEngine.Auto ? requested : SpindleRandomAccess.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.Sync;
 }

@@ -9,15 +9,53 @@ namespace Spindle.Garnet.Tests;
 public sealed class RunsAlone;
 
 /// <summary>
-/// Where the device's reads run and where their callbacks are delivered: on io_uring where the kernel allows it (else
-/// on the asking thread), each callback run by the thread that reaped the completion — the ring's thread or a session
-/// polling in TryComplete — so that no read needs a free thread-pool thread to finish.
+/// Where the device's reads run and where their callbacks are delivered: by default on the asking thread, calling back
+/// before ReadAsync returns; with ReadEngine Auto on io_uring where the kernel allows it (else as by default), each
+/// callback run by the thread that reaped the completion — the ring's thread or a session polling in TryComplete — so
+/// that no read needs a free thread-pool thread to finish.
 /// </summary>
 [Collection(nameof(RunsAlone))]
 public sealed class CompletionDeliveryTests
 {
     [Fact]
-    public void ReadsRunOnIoUringWhereAvailableElseSyncAndTheirCallbacksDoNotWaitForThePool()
+    public void ByDefaultAReadRunsOnTheAskingThreadAndCallsBackBeforeReadAsyncReturns()
+    {
+        using var directory = new TestDirectory();
+        const int Size = 4096;
+        byte[] file = new byte[Size];
+        new Random(33).NextBytes(file);
+        File.WriteAllBytes(Path.Combine(directory.Path, "hlog.0"), file);
+        using var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"));
+        device.Initialize(1L << 30);
+        Assert.Equal(IoEngine.Sync, device.ReadEngine);
+
+        using var reads = new ReadsByEngine("sync");
+        using var buffer = new NativeBuffer(Size);
+        int callbackThread = 0, askingThread = 0;
+        bool calledBackBeforeReturn = false;
+        (uint Error, uint Bytes) result = (uint.MaxValue, 0);
+        var session = new Thread(() =>
+        {
+            askingThread = Environment.CurrentManagedThreadId;
+            device.ReadAsync(0, buffer.Address, Size, (error, bytes, _, _) =>
+            {
+                result = (error, bytes);
+                callbackThread = Environment.CurrentManagedThreadId;
+            }, null);
+            calledBackBeforeReturn = callbackThread != 0;
+        });
+        session.Start();
+        session.Join();
+
+        Assert.True(calledBackBeforeReturn, "the callback had not run when ReadAsync returned");
+        Assert.Equal((0u, (uint)Size), result);
+        Assert.Equal(askingThread, callbackThread);
+        Assert.True(buffer.Span.SequenceEqual(file));
+        Assert.True(reads.OnEngine >= 1, "the read did not run on the Sync engine");
+    }
+
+    [Fact]
+    public void AutoReadsRunOnIoUringWhereAvailableElseSyncAndTheirCallbacksDoNotWaitForThePool()
     {
         using var directory = new TestDirectory();
         const int Count = 64;
@@ -25,7 +63,7 @@ public sealed class CompletionDeliveryTests
         byte[] file = new byte[Count * Size];
         new Random(32).NextBytes(file);
         File.WriteAllBytes(Path.Combine(directory.Path, "hlog.0"), file);
-        using var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"));
+        using var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"), new SpindleStorageDeviceOptions { ReadEngine = IoEngine.Auto });
         device.Initialize(1L << 30);
         IoEngine expected = SpindleRandomAccess.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.Sync;
         Assert.Equal(expected, device.ReadEngine);

@@ -45,7 +45,10 @@ internal static class GarnetBench
         Console.WriteLine($"garnet rows: {sizes.Keys:N0} keys x {ValueSize} B (about {(double)sizes.Keys * ValueSize / sizes.LogMemoryBytes:F0}x the {sizes.LogMemory} log memory), {Connections} connections, {settings.Rounds} rounds; native device: {nativeNote}");
         var samples = new List<Sample>();
         var nativeLoaded = new Dictionary<string, string>();
-        string[] devices = GarnetHost.Devices;
+        // SPINDLE_GARNET_DEVICES=spindle,native (comma-separated) runs only those devices, to profile or compare two.
+        string[] devices = Environment.GetEnvironmentVariable("SPINDLE_GARNET_DEVICES") is { Length: > 0 } only
+            ? GarnetHost.Devices.Intersect(only.Split(',', StringSplitOptions.TrimEntries)).ToArray()
+            : GarnetHost.Devices;
         for (int round = 0; round < settings.Rounds; round++)
         {
             // Rotated each round, so drift on a shared machine does not always hit the same device.
@@ -112,6 +115,8 @@ internal static class GarnetBench
             {
                 throw new GarnetHostException($"holds {stored:N0} keys of {sizes.Keys:N0} after loading: {FirstLine(errors)}");
             }
+            server.StandardInput.WriteLine("mechanisms"); // the load's reads are not a phase's
+            server.StandardOutput.ReadLine();
             for (int phase = 0; phase < Phases.Length; phase++)
             {
                 if (phase == 2)
@@ -126,7 +131,9 @@ internal static class GarnetBench
                     throw new GarnetHostException($"failed during {Phases[phase]}: {FirstLine(errors)}");
                 }
                 samples.Add(sample);
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-13} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  disk {sample.DiskBytesPerOp:N0} B/op"));
+                server.StandardInput.WriteLine("mechanisms");
+                string reads = server.StandardOutput.ReadLine() ?? "none"; // how Spindle ran this phase's reads (none on Garnet's own devices)
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  disk {sample.DiskBytesPerOp:N0} B/op  Spindle reads: {reads}"));
             }
             server.StandardInput.WriteLine("native");
             string? loaded = server.StandardOutput.ReadLine();

@@ -1,3 +1,4 @@
+using Spindle.Clients.Devices.Tests;
 using System.Runtime.InteropServices;
 using FASTER.core;
 using Spindle.Faster;
@@ -163,6 +164,22 @@ public sealed class FasterDeviceTests
         uint lateError = 0;
         device.WriteAsync(buffer.Address, 0, 4096, (error, _, _) => lateError = error, null);
         Assert.NotEqual(0u, lateError);
+    }
+
+    [Theory]
+    [MemberData(nameof(Engines.All), MemberType = typeof(Engines))]
+    public void DisposeReturnsOnlyAfterACallbackStillRunningHasReturned(IoEngine engine)
+    {
+        using var directory = new TestDirectory();
+        File.WriteAllBytes(Path.Combine(directory.Path, "device.0"), new byte[4096]);
+        var device = new SpindleDevice(Path.Combine(directory.Path, "device"), new SpindleDeviceOptions { Engine = engine });
+        device.Initialize(SegmentSize);
+        using var buffer = new NativeBuffer(4096, 4096);
+        var outcome = CallbackDisposeRace.Run(callback => device.ReadAsync(0, 0, buffer.Address, 4096, (_, _, _) => callback(), null), () => device.PendingOperations, device.Dispose);
+
+        Assert.Equal(1, outcome.PendingInsideCallback); // counted out only after its callback returned
+        Assert.False(outcome.CallbackRunningWhenDisposeReturned);
+        Assert.Equal(0, device.PendingOperations);
     }
 
     [Theory]

@@ -1,6 +1,5 @@
-using System.Collections.Concurrent;
 using FASTER.core;
-using Microsoft.Win32.SafeHandles;
+using Spindle.Clients.Devices;
 
 namespace Spindle.Faster;
 
@@ -19,25 +18,21 @@ namespace Spindle.Faster;
 /// <see cref="StorageDeviceBase.SectorSize"/> (the file system's direct-I/O alignment, at least 512);
 /// every accepted operation calls its callback exactly once, with 0 and the bytes transferred (a read
 /// near the end of a segment may return fewer) or with a non-zero error code (the low 16 bits of the
-/// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>); the callback may run on the
-/// caller's thread (the Sync engine) or a thread-pool thread. <see cref="Dispose"/> waits until the kernel
-/// is done with every operation in flight and its callback has been called, then closes the segments;
-/// later operations fail with an error code.</para>
+/// <see cref="IOException"/>'s HResult, else <see cref="uint.MaxValue"/>). The callback runs where the
+/// completion is found: on the caller's thread when the I/O finished at once, else on the thread that reaps it
+/// from io_uring (the ring's thread, or a thread calling <see cref="TryComplete"/>), or a thread-pool thread on
+/// the thread-pool engine. <see cref="Dispose"/> waits until the kernel is done with every operation in flight
+/// and its callback has returned (except callbacks on the disposing thread's own stack), then closes the
+/// segments; later operations fail with an error code.</para>
 /// </remarks>
 public sealed class SpindleDevice : StorageDeviceBase
 {
     /// <summary>The throttle limit FASTER's own local devices use.</summary>
     public const int DefaultThrottleLimit = 120;
 
-    private static readonly ConcurrentDictionary<string, uint> s_sectorSizes = new(); // direct-I/O alignment by directory, probed once
-
-    private readonly ConcurrentDictionary<int, SafeFileHandle> _segments = new(); // open segment files by id (O_DIRECT when asked for and the file system allows it)
-    private readonly ConcurrentDictionary<int, SafeFileHandle> _buffered = new(); // buffered handles for misaligned requests, opened on first need
     private readonly SpindleDeviceOptions _options;
-    private readonly object _openLock = new(); // serialises opening a segment, so each file is opened once
-    private int _pending;                      // operations accepted whose I/O has not completed (callback not yet called)
-    private volatile bool _disposed;           // set once by Dispose; later operations fail
-    private readonly object _drainGate = new(); // Dispose waits on it for _pending to reach 0
+    private readonly SegmentFiles _files;         // the open segment files
+    private readonly InFlightOperations _inFlight; // operations whose callback has not returned; Dispose waits for them
 
     /// <summary>Creates a device whose segment files are <c><paramref name="filename"/>.N</c>.</summary>
     /// <param name="filename">The path prefix of the segment files; its directory is created if missing.</param>
@@ -45,14 +40,18 @@ public sealed class SpindleDevice : StorageDeviceBase
     /// <exception cref="ArgumentException"><paramref name="filename"/> is empty.</exception>
     /// <exception cref="IOException">The directory cannot be created or probed.</exception>
     public SpindleDevice(string filename, SpindleDeviceOptions? options = null)
-        : base(filename, SectorSizeFor(filename, options ?? SpindleDeviceOptions.Default), (options ?? SpindleDeviceOptions.Default).Capacity)
+        : base(filename, SectorSizes.ForSegmentsOf(filename, (options ?? SpindleDeviceOptions.Default).SectorSize), (options ?? SpindleDeviceOptions.Default).Capacity)
     {
         _options = options ?? SpindleDeviceOptions.Default;
-        IsDirectIO = _options.DirectIO;
+        // Write-through opens O_SYNC, unless each write is made durable on its own (DataSyncWrites).
+        FileOptions open = _options.WriteThrough && !_options.DataSyncWrites ? FileOptions.WriteThrough : FileOptions.None;
+        _files = new SegmentFiles(id => GetSegmentFilename(FileName, id), new(_options.DirectIO, open, _options.PreallocateFile, _options.DeleteOnClose));
+        _inFlight = new InFlightOperations(this);
         ThrottleLimit = DefaultThrottleLimit;
-        if (_options.RecoverDevice)
+        if (_options.RecoverDevice && SegmentFiles.FindRange(FileName) is (int start, int end))
         {
-            RecoverSegmentRange();
+            startSegment = start;
+            endSegment = end;
         }
     }
 
@@ -73,68 +72,54 @@ public sealed class SpindleDevice : StorageDeviceBase
     public IoEngine WriteEngine => !IsDirectIO && _options.WriteThrough && Engine == IoEngine.IoUring ? IoEngine.ThreadPool : _options.Engine;
 
     /// <summary>Whether the segment files bypass the page cache: <see cref="SpindleDeviceOptions.DirectIO"/>, unless the file system refused <c>O_DIRECT</c>.</summary>
-    public bool IsDirectIO { get; private set; }
+    public bool IsDirectIO => _files.IsDirectIO;
 
-    /// <summary>Operations accepted and not yet completed.</summary>
-    public int PendingOperations => Volatile.Read(ref _pending);
-
-    /// <inheritdoc/>
-    public override bool Throttle() => Volatile.Read(ref _pending) > ThrottleLimit;
+    /// <summary>Operations accepted whose callback has not returned yet.</summary>
+    public int PendingOperations => _inFlight.Count;
 
     /// <inheritdoc/>
-    /// <remarks>Completions are delivered by Spindle's engines as they happen; there is nothing to poll.</remarks>
-    public override bool TryComplete() => true;
+    public override bool Throttle() => _inFlight.Count > ThrottleLimit;
+
+    /// <inheritdoc/>
+    /// <remarks>
+    /// Takes the io_uring completions that are ready on the calling thread (<see cref="SpindleRandomAccess.PollCompletions"/>):
+    /// a FASTER session that waits for its reads (<c>CompletePending(wait: true)</c>) finishes them itself, running
+    /// their callbacks here, instead of waiting for another thread to deliver them.
+    /// </remarks>
+    public override bool TryComplete()
+    {
+        SpindleRandomAccess.PollCompletions();
+        return true;
+    }
 
     /// <inheritdoc/>
     public override void ReadAsync(int segmentId, ulong sourceAddress, IntPtr destinationAddress, uint readLength, DeviceIOCompletionCallback callback, object context)
     {
-        NativeMemoryOperation operation = NativeMemoryOperation.Rent(this, destinationAddress, readLength, callback, context);
-        if (!TryBegin(segmentId, IsAligned(destinationAddress, sourceAddress, readLength), operation, out SafeFileHandle? handle))
+        NativeMemoryOperation operation = NativeMemoryOperation.Rent(_inFlight, destinationAddress, readLength, callback, context);
+        if (operation.TryBegin(_files, segmentId, segmentSize, NeedsBufferedHandle(destinationAddress, sourceAddress, readLength), out var handle))
         {
-            return;
+            // FASTER's callbacks only signal (a semaphore, a pending-request queue): they run where the completion is reaped.
+            operation.StartRead(handle, (long)sourceAddress, _options.Engine, inline: true);
         }
-        operation.StartRead(handle, (long)sourceAddress, _options.Engine);
     }
 
     /// <inheritdoc/>
     public override void WriteAsync(IntPtr sourceAddress, int segmentId, ulong destinationAddress, uint numBytesToWrite, DeviceIOCompletionCallback callback, object context)
     {
         HandleCapacity(segmentId);
-        NativeMemoryOperation operation = NativeMemoryOperation.Rent(this, sourceAddress, numBytesToWrite, callback, context);
-        if (!TryBegin(segmentId, IsAligned(sourceAddress, destinationAddress, numBytesToWrite), operation, out SafeFileHandle? handle))
+        NativeMemoryOperation operation = NativeMemoryOperation.Rent(_inFlight, sourceAddress, numBytesToWrite, callback, context);
+        if (operation.TryBegin(_files, segmentId, segmentSize, NeedsBufferedHandle(sourceAddress, destinationAddress, numBytesToWrite), out var handle))
         {
-            return;
+            operation.StartWrite(handle, (long)destinationAddress, WriteEngine, durable: _options.WriteThrough && _options.DataSyncWrites, inline: true);
         }
-        operation.StartWrite(handle, (long)destinationAddress, WriteEngine, durable: _options.WriteThrough && _options.DataSyncWrites);
     }
 
     /// <inheritdoc/>
     /// <remarks>
-    /// The segment's handle is closed at once; operations still in flight on it keep the descriptor open
+    /// The segment's handles are closed at once; operations still in flight on them keep the descriptor open
     /// until the kernel completes them (Spindle references the handle per operation). Then the file is deleted.
     /// </remarks>
-    public override void RemoveSegment(int segment)
-    {
-        if (_segments.TryRemove(segment, out SafeFileHandle? handle))
-        {
-            handle.Dispose();
-        }
-        if (_buffered.TryRemove(segment, out SafeFileHandle? buffered))
-        {
-            buffered.Dispose();
-        }
-        try
-        {
-            File.Delete(SegmentPath(segment));
-        }
-        catch (IOException)
-        {
-            // FASTER's devices treat a segment that cannot be deleted as already gone.
-        }
-        catch (UnauthorizedAccessException)
-        {
-        }
-    }
+    public override void RemoveSegment(int segment) => _files.Remove(segment);
 
     /// <inheritdoc/>
     public override void RemoveSegmentAsync(int segment, AsyncCallback callback, IAsyncResult result)
@@ -146,254 +131,31 @@ public sealed class SpindleDevice : StorageDeviceBase
     /// <inheritdoc/>
     /// <remarks>With a segment size, that size; without one (a single unbounded file), the file's length.</remarks>
     public override long GetFileSize(int segment)
-    {
-        if (segmentSize > 0)
-        {
-            return segmentSize;
-        }
-        return SpindleRandomAccess.GetLength(SegmentHandle(segment));
-    }
+        => segmentSize > 0 ? segmentSize : SpindleRandomAccess.GetLength(_files.Get(segment, segmentSize));
 
     /// <inheritdoc/>
     /// <remarks>Closes every segment file (deleting it with <see cref="SpindleDeviceOptions.DeleteOnClose"/>).</remarks>
-    public override void Reset()
-    {
-        CloseSegments();
-    }
+    public override void Reset() => _files.CloseAll();
 
     /// <summary>
-    /// Waits until every operation in flight has completed (the kernel is done with its memory and its
-    /// callback has been called; FASTER may dispose a device from inside a callback), then closes the
-    /// segment files (deleting them with <see cref="SpindleDeviceOptions.DeleteOnClose"/>). Operations issued
-    /// afterwards complete at once with an error code.
+    /// Waits until every operation in flight has completed (the kernel is done with its memory and its callback has
+    /// returned; called from inside a callback, as FASTER's recovery may, it does not wait for the callbacks on its own
+    /// thread), then closes the segment files (deleting them with <see cref="SpindleDeviceOptions.DeleteOnClose"/>).
+    /// Operations issued afterwards complete at once with an error code.
     /// </summary>
     public override void Dispose()
     {
-        if (_disposed)
+        if (_inFlight.CloseAndDrain())
         {
-            return;
-        }
-        _disposed = true;
-        lock (_drainGate)
-        {
-            // A completion that saw _disposed false decremented before this read (both sides fence).
-            while (Volatile.Read(ref _pending) != 0)
-            {
-                // Completions run inline on the thread that reaps them, and FASTER may dispose from inside one: this
-                // thread may be the one that would reap the rest, so it takes them itself while it waits.
-                if (SpindleRandomAccess.PollCompletions() == 0)
-                {
-                    Monitor.Wait(_drainGate, millisecondsTimeout: 1);
-                }
-            }
-        }
-        CloseSegments();
-    }
-
-    internal void OperationCompleted()
-    {
-        if (Interlocked.Decrement(ref _pending) == 0 && _disposed)
-        {
-            lock (_drainGate)
-            {
-                Monitor.PulseAll(_drainGate);
-            }
+            _files.CloseAll();
         }
     }
 
     /// <summary>
-    /// Whether a request meets O_DIRECT's alignment. FASTER's log pages always do, but some of its
-    /// metadata writes and reads (commit and checkpoint records) use buffers at arbitrary addresses;
-    /// those go through a buffered handle on the same file (the kernel keeps the two coherent:
-    /// direct I/O writes back and invalidates cached pages of its range first).
+    /// Whether a request must go through the segment's buffered handle: FASTER's log pages always meet O_DIRECT's
+    /// alignment, but some of its metadata writes and reads (commit and checkpoint records) use buffers at arbitrary
+    /// addresses; with O_DIRECT those go through a buffered handle on the same file.
     /// </summary>
-    private bool IsAligned(IntPtr memory, ulong offset, uint length)
-    {
-        ulong mask = SectorSize - 1;
-        return (((ulong)memory | offset | length) & mask) == 0;
-    }
-
-    private bool TryBegin(int segmentId, bool aligned, NativeMemoryOperation operation, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out SafeFileHandle? handle)
-    {
-        Interlocked.Increment(ref _pending);
-        handle = null;
-        try
-        {
-            // Checked after counting, so Dispose either sees this operation or the operation sees Dispose.
-            ObjectDisposedException.ThrowIf(_disposed, this);
-            handle = aligned || !_options.DirectIO ? SegmentHandle(segmentId) : BufferedHandle(segmentId);
-            return true;
-        }
-        catch (Exception e)
-        {
-            operation.Fail(e);
-            return false;
-        }
-    }
-
-    private SafeFileHandle SegmentHandle(int segmentId)
-    {
-        if (_segments.TryGetValue(segmentId, out SafeFileHandle? handle))
-        {
-            return handle;
-        }
-        lock (_openLock)
-        {
-            if (!_segments.TryGetValue(segmentId, out handle))
-            {
-                handle = OpenSegment(segmentId);
-                _segments[segmentId] = handle;
-            }
-            return handle;
-        }
-    }
-
-    private SafeFileHandle BufferedHandle(int segmentId)
-    {
-        if (_buffered.TryGetValue(segmentId, out SafeFileHandle? handle))
-        {
-            return handle;
-        }
-        lock (_openLock)
-        {
-            if (!_buffered.TryGetValue(segmentId, out handle))
-            {
-                SegmentHandle(segmentId); // creates the file as a segment (preallocated) if it is new
-                handle = SpindleFile.OpenHandle(SegmentPath(segmentId), new SpindleFileOptions
-                {
-                    Mode = FileMode.Open,
-                    Access = FileAccess.ReadWrite,
-                    Share = FileShare.ReadWrite | FileShare.Delete,
-                    Options = OpenOptions,
-                });
-                _buffered[segmentId] = handle;
-            }
-            return handle;
-        }
-    }
-
-    // Write-through opens O_SYNC, unless each write is made durable on its own (DataSyncWrites).
-    private FileOptions OpenOptions => _options.WriteThrough && !_options.DataSyncWrites ? FileOptions.WriteThrough : FileOptions.None;
-
-    private SafeFileHandle OpenSegment(int segmentId)
-    {
-        string path = SegmentPath(segmentId);
-        var open = new SpindleFileOptions
-        {
-            Mode = FileMode.OpenOrCreate,
-            Access = FileAccess.ReadWrite,
-            Share = FileShare.ReadWrite | FileShare.Delete,
-            // Write-through, as FASTER's devices open their files: a completed write is on the device.
-            Options = OpenOptions,
-            DirectIO = _options.DirectIO,
-            DirectIOFallback = true,
-        };
-        SafeFileHandle handle;
-        if (_options.PreallocateFile && segmentSize > 0 && !File.Exists(path))
-        {
-            // Preallocation applies to new files only (System.IO's rule), so a new segment is created as such.
-            open.Mode = FileMode.CreateNew;
-            open.PreallocationSize = segmentSize;
-            try
-            {
-                handle = SpindleFile.OpenHandle(path, open);
-            }
-            catch (IOException) when (File.Exists(path))
-            {
-                // Another process created it first: open what is there.
-                open.Mode = FileMode.OpenOrCreate;
-                open.PreallocationSize = 0;
-                handle = SpindleFile.OpenHandle(path, open);
-            }
-        }
-        else
-        {
-            handle = SpindleFile.OpenHandle(path, open);
-        }
-        if (_options.DirectIO && !SpindleFile.IsDirectIO(handle))
-        {
-            IsDirectIO = false;
-        }
-        return handle;
-    }
-
-    private void CloseSegments()
-    {
-        foreach (int segment in _buffered.Keys)
-        {
-            if (_buffered.TryRemove(segment, out SafeFileHandle? buffered))
-            {
-                buffered.Dispose();
-            }
-        }
-        foreach (int segment in _segments.Keys)
-        {
-            if (_segments.TryRemove(segment, out SafeFileHandle? handle))
-            {
-                handle.Dispose();
-                if (_options.DeleteOnClose)
-                {
-                    File.Delete(SegmentPath(segment));
-                }
-            }
-        }
-    }
-
-    private string SegmentPath(int segmentId) => GetSegmentFilename(FileName, segmentId);
-
-    private void RecoverSegmentRange()
-    {
-        var prefix = new FileInfo(FileName);
-        if (prefix.Directory is not { Exists: true } directory)
-        {
-            return;
-        }
-        var ids = new List<int>();
-        foreach (FileInfo file in directory.EnumerateFiles(prefix.Name + ".*"))
-        {
-            if (int.TryParse(file.Name.AsSpan(prefix.Name.Length + 1), out int id))
-            {
-                ids.Add(id);
-            }
-        }
-        ids.Sort();
-        int previous = -1;
-        foreach (int id in ids)
-        {
-            if (id != previous + 1)
-            {
-                startSegment = id;
-            }
-            endSegment = id;
-            previous = id;
-        }
-    }
-
-    private static uint SectorSizeFor(string filename, SpindleDeviceOptions options)
-    {
-        ArgumentException.ThrowIfNullOrEmpty(filename);
-        string directory = Path.GetDirectoryName(Path.GetFullPath(filename))!;
-        Directory.CreateDirectory(directory);
-        if (options.SectorSize is uint requested)
-        {
-            return requested;
-        }
-        // FASTER creates a device per commit record and per checkpoint file, so the probe runs once per
-        // directory: a scratch file created and deleted per device cost two metadata updates per commit.
-        return s_sectorSizes.GetOrAdd(directory, ProbeSectorSize);
-    }
-
-    private static uint ProbeSectorSize(string directory)
-    {
-        // The alignment O_DIRECT needs on this file system, read from a scratch file beside the segments.
-        string probe = Path.Combine(directory, $".spindle-device-probe-{Environment.ProcessId}-{Guid.NewGuid():N}");
-        using SafeFileHandle handle = SpindleFile.OpenHandle(probe, new SpindleFileOptions
-        {
-            Mode = FileMode.CreateNew,
-            Access = FileAccess.ReadWrite,
-            Options = FileOptions.DeleteOnClose,
-        });
-        DirectIOAlignment alignment = SpindleFile.GetDirectIOAlignment(handle);
-        return (uint)Math.Max(512, Math.Max(alignment.MemoryAlignment, alignment.OffsetAlignment));
-    }
+    private bool NeedsBufferedHandle(IntPtr memory, ulong offset, uint length)
+        => _options.DirectIO && !SectorSizes.IsAligned(SectorSize, offset, memory, length);
 }

@@ -13,7 +13,7 @@ public sealed class GarnetServerTests
 
     [Theory]
     [InlineData(IoEngine.Sync)] // the default: reads complete on the session's own thread, inside the device's ReadAsync
-    [InlineData(IoEngine.Auto)] // io_uring: completions delivered on the thread pool
+    [InlineData(IoEngine.Auto)] // io_uring: completions run where they are reaped, sessions reap their own in TryComplete
     public async Task ValuesSeveralTimesLargerThanLogMemoryReadBackIdentical(IoEngine readEngine)
     {
         using var directory = new TestDirectory();

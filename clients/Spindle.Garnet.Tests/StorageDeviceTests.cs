@@ -1,3 +1,4 @@
+using Spindle.Clients.Devices.Tests;
 using Spindle.Garnet;
 using Tsavorite.core;
 using static Spindle.Garnet.Tests.DeviceCalls;
@@ -214,6 +215,25 @@ public sealed class StorageDeviceTests
         device.ReadAsync(0, buffer.Address, 4096, (error, bytes, _, exception) => late = new(error, bytes, exception), null);
         Assert.NotEqual(0u, late.Error);
         Assert.IsType<ObjectDisposedException>(late.Exception);
+    }
+
+    [Theory]
+    [InlineData(IoEngine.Sync)]
+    [InlineData(IoEngine.ThreadPool)]
+    [InlineData(IoEngine.IoUring)]
+    [InlineData(IoEngine.Auto)]
+    public void DisposeReturnsOnlyAfterACallbackStillRunningHasReturned(IoEngine engine)
+    {
+        using var directory = new TestDirectory();
+        File.WriteAllBytes(Path.Combine(directory.Path, "hlog.0"), new byte[4096]);
+        var device = new SpindleStorageDevice(Path.Combine(directory.Path, "hlog"), new SpindleStorageDeviceOptions { ReadEngine = engine });
+        device.Initialize(1L << 30);
+        using var buffer = new NativeBuffer(4096);
+        var outcome = CallbackDisposeRace.Run(callback => device.ReadAsync(0, buffer.Address, 4096, (_, _, _, _) => callback(), null), () => device.PendingOperations, device.Dispose);
+
+        Assert.Equal(1, outcome.PendingInsideCallback); // counted out only after its callback returned
+        Assert.False(outcome.CallbackRunningWhenDisposeReturned);
+        Assert.Equal(0, device.PendingOperations);
     }
 
     [Fact]

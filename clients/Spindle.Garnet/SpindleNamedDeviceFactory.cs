@@ -1,3 +1,4 @@
+using Spindle.Clients.Devices;
 using Tsavorite.core;
 
 namespace Spindle.Garnet;
@@ -33,7 +34,7 @@ public sealed class SpindleNamedDeviceFactory : INamedDeviceFactory
     {
         string directory = Path.GetDirectoryName(Path.GetFullPath(PathOf(fileInfo.directoryName, fileInfo.fileName ?? "probe")))!;
         Directory.CreateDirectory(directory);
-        return SectorAlignment.Probe(directory);
+        return SectorSizes.Probe(directory);
     }
 
     /// <inheritdoc/>

@@ -108,12 +108,12 @@ internal abstract partial class FileIoEngine
 internal abstract partial class FileIoEngine
 {
     /// <summary>
-    /// The least work, in bytes with each member counted <see cref="CachedBatchShare.MemberWeight"/> bytes more, for
+    /// The least work, in bytes with each member counted <see cref="EngineTunables.BatchMemberWeight"/> bytes more, for
     /// which a batch's cached members are shared with pool threads (<see cref="CachedBatchShare"/>); below it they are
     /// copied on the caller's thread one after another. Measured (docs/benchmarks.md, "Cached batches"); per engine so
     /// that a test can force sharing on a private engine.
     /// </summary>
-    internal int BatchShareMinimumWork = CachedBatchShare.DefaultMinimumWork;
+    internal int BatchShareMinimumWork = EngineTunables.BatchShareMinimumWork;
 
     /// <summary>The pool work items a shared batch asks for: -1 for one fewer than the cores (tests force one on any machine).</summary>
     internal int BatchShareHelpers = -1;
@@ -145,7 +145,7 @@ internal abstract partial class FileIoEngine
             FastPath.HandleFacts facts = run.Of(requests[i].Handle);
             if (facts.NonBlockingReads || facts.SynchronousBackend)
             {
-                work += CachedBatchShare.MemberWeight + requests[i].Buffer.Length;
+                work += EngineTunables.BatchMemberWeight + requests[i].Buffer.Length;
             }
         }
         helpers = Math.Min(helpers, requests.Length - 1);
@@ -166,12 +166,6 @@ internal abstract partial class FileIoEngine
 /// </summary>
 internal sealed class CachedBatchShare : IThreadPoolWorkItem
 {
-    /// <summary>What a member costs besides its bytes, in bytes (a system call's entry and exit, the lookups around it).</summary>
-    internal const int MemberWeight = 4096;
-
-    /// <summary>The default of <see cref="FileIoEngine.BatchShareMinimumWork"/> (measured, docs/benchmarks.md).</summary>
-    internal const int DefaultMinimumWork = 6 * (4096 + MemberWeight);
-
     /// <summary>The cores this process may run on (its affinity), read once.</summary>
     internal static readonly int Cores = Environment.ProcessorCount;
 

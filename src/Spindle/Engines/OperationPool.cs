@@ -2,20 +2,19 @@ namespace Spindle.Engines;
 
 /// <summary>
 /// A bounded pool of reusable operation objects. Renting and returning never allocate. The objects are kept in one
-/// small stack per core (up to <see cref="MaxStripes"/>), each behind its own lock held for a few instructions: a
+/// small stack per core (up to <see cref="EngineTunables.MaxPoolStripes"/>), each behind its own lock held for a few instructions: a
 /// request's operation is rented and returned by threads on every core, and one shared lock, taken twice per request,
 /// made its cache line travel between the cores on every request. A thread uses its core's stack and looks at the
 /// others only when that one is empty (or full).
 /// </summary>
 internal sealed class OperationPool<T> where T : class
 {
-    private const int MaxStripes = 8;
 
     private readonly Stripe[] _stripes;
 
     internal OperationPool(int capacity)
     {
-        int stripes = Math.Clamp(Environment.ProcessorCount, 1, MaxStripes);
+        int stripes = Math.Clamp(Environment.ProcessorCount, 1, EngineTunables.MaxPoolStripes);
         _stripes = new Stripe[stripes];
         for (int i = 0; i < stripes; i++)
         {

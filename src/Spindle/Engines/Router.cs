@@ -66,65 +66,70 @@ internal enum Mechanism : byte
 }
 
 /// <summary>
-/// Decides where every request runs, for every engine, from what it asks, what is known about its handle
-/// (<see cref="HandleFacts"/>, learned once per handle) and how many requests are in flight. The engines
-/// only execute what it chose. The rows of an engine's table are tried in order; the first that matches
-/// decides. The page-cache read fast path (<see cref="ReadFastPath"/>) has had its chance before a read
-/// gets here. Why each row exists, with the measurement behind it, is in docs/engine-v2.md.
+/// Decides where every request runs, for every engine, from what it asks and what is known about its handle
+/// (<see cref="HandleFacts"/>, learned once per handle). The engines only execute what it chose. The rows of an
+/// engine's table are tried in order; the first that matches decides. The page-cache read fast path
+/// (<see cref="ReadFastPath"/>) has had its chance before a read gets here. Why each row exists, with the measurement
+/// behind it, is in docs/engine-v2.md, whose decision table a test checks against the io_uring table here
+/// (RouterDocsTests): each row's number and mechanism, one line per mechanism.
 /// <code>
 /// io_uring (Auto where the kernel allows it)
-/// row  request            handle                                      mechanism
-///  0   flush              file on tmpfs/ramfs                         Inline   nothing to write back: fsync returns at once, a ring round trip would cost two hops and a worker
-///      flush              any other                                   Ring
-///  1   any                O_NONBLOCK pipe, socket, device, anon inode Inline   fails with EAGAIN at once, as System.IO (io_uring would wait)
-///  2   any                epoll descriptor                            Inline   fails with EINVAL at once, as System.IO (io_uring never completes)
-///  3   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem: ≤ 64 KiB Inline the kernel copies synchronously; io_uring punts each to io-wq;
-///                                                          larger       Pool   a copy longer than a hop: concurrent requests from one thread use every core
-///  4   read (0 bytes)     any                                         Inline   returns at once; io_uring would wait on an empty pipe
-///  5   read, scatter      character device                            Blocking a device's non-blocking read may come back short on the ring
-///  6   write, gather (0)  any                                         Done     System.IO makes no system call either
-///  7   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath a copy into the page cache (WriteFastPath)
-///  8   write, gather      other buffered regular file, has offset     Pool     io-wq would run one file's writes one at a time
-///  9   read, write, s/g   file or block device, few in flight: none,  Pool    one request alone: one hop (System.IO's shape) beats the ring's two; two
-///                         or one on a pool thread while the ring is            at a time need no more pool threads than the pool keeps (FileRequestsInFlight.Few);
-///                         empty and no crowd came in the last 100 ms
-///                         or a file system that refuses RWF_NOWAIT (FUSE)       io_uring punts each of its requests to io-wq, several times slower
-///  9b  read, write, s/g   file or block device, ≥ 256 KiB, while the  Pool    the device's bandwidth, not its depth, bounds large transfers: a pool thread
-///                         ring holds nothing                                   waits in the call, where each sparse ring completion wakes a pool thread that spins;
-///                                                                              with requests on the ring, their continuations would wait for the pool thread
-/// 10   anything else                                                  Ring
-/// 11–13 data sync, durable write, read batch: RouteDurable (Router.Durable.cs)
-/// 14–16 open; close (ring only where it may wait): RouteOpen, RouteClose (below)
-/// 17   member of a synchronous read batch: RouteSynchronousBatchMember (below)
+/// row  mechanism  request            handle
+///  0   Inline     flush              file on tmpfs/ramfs: nothing to write back, fsync returns at once
+///  0   Ring       flush              any other
+///  1   Inline     any                O_NONBLOCK pipe, socket, device, anon inode: fails with EAGAIN at once, as System.IO (io_uring would wait)
+///  2   Inline     any                epoll descriptor: fails with EINVAL at once, as System.IO (io_uring never completes)
+///  3   Inline     read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem, ≤ 64 KiB: the kernel copies synchronously, io_uring punts each to io-wq
+///  3   Pool       read, write, s/g   the same, larger: a copy longer than a hop; concurrent requests from one thread use every core
+///  4   Inline     read (0 bytes)     any: returns at once; io_uring would wait on an empty pipe
+///  5   Blocking   read, scatter      character device: a device's non-blocking read may come back short on the ring
+///  6   Done       write, gather (0)  any: System.IO makes no system call either
+///  7   FastPath   write, gather      cached regular file, ≤ 64 KiB, has offset: a copy into the page cache (WriteFastPath)
+///  8   Pool       write, gather      other buffered regular file, has offset: io-wq would run one file's writes one at a time
+///  9   Pool       read, write, s/g   file on a file system that refuses RWF_NOWAIT (FUSE, overlayfs): io_uring punts each request to io-wq
+/// 10   Ring       anything else
+/// 11   Inline     data sync          file on tmpfs/ramfs: as row 0
+/// 11   Pool       data sync          file or block device, no other file request in flight (FileRequestsInFlight.None): one hop
+/// 11   Ring       data sync          others in flight: IORING_OP_FSYNC(DATASYNC), concurrent syncs share kernel workers and flushes
+/// 12   Done       durable write      0 bytes
+/// 12   Inline     durable write      O_NONBLOCK special file, epoll, memory-backed storage: as rows 1–3
+/// 12   Pool       durable write      buffered regular file (io-wq runs one file's buffered writes one at a time); O_DIRECT file
+///                                    or block device with no other file request in flight; a file system refusing RWF_NOWAIT
+/// 12   Ring       durable write      anything else: IORING_OP_WRITE with RWF_DSYNC (else a write linked to an fdatasync)
+/// 13   Ring       read batch         each member as a read (rows 1–10); the fast path's copies are shared with pool threads above
+///                                    a measured amount (FileIoEngine.Batch.cs)
+/// 14   FastPath   open               without O_TRUNC or O_EXCL: openat2(RESOLVE_CACHED) on the caller's thread (RouteOpen)
+/// 15   Ring       open               any other: creating or truncating opens always wait in an io-wq worker
+/// 16   Ring       close              may wait (network or FUSE file system, DeleteOnClose) and Spindle alone holds the handle
+/// 16   Inline     close              any other (a local file system: close(2) costs less than a ring round trip)
+/// 17   OwnRing    read (sync batch)  file or block device io_uring reads without its workers (RouteSynchronousBatchMember)
+/// 17   Inline     read (sync batch)  anything else
 ///
 /// thread pool (Auto without io_uring, and a synchronous stream's *Async calls)
-///  1   read, write, s/g   file on tmpfs/ramfs, O_DIRECT on zram/brd/pmem, ≤ 64 KiB  Inline as row 3 above
-///  2   write, gather      cached regular file, ≤ 64 KiB, has offset   FastPath as row 7 above
-///  3   read, write, s/g   pipe, socket, device, anon inode            Blocking never holds a pool thread that another request needs
-///  4   anything else                                                  Pool     System.IO's mechanism
+///  1   Inline     read, write, s/g   as row 3 above
+///  2   FastPath   write, gather      as row 7 above
+///  3   Blocking   read, write, s/g   pipe, socket, device, anon inode: never holds a pool thread that another request needs
+///  4   Pool       anything else: System.IO's mechanism
 ///
 /// synchronous
-///  1   read, write, s/g   pipe, socket, device, anon inode (bytes)    Blocking the caller's next write may be what the read waits for
-///  2   anything else                                                  Inline
+///  1   Blocking   read, write, s/g   pipe, socket, device, anon inode (bytes): the caller's next write may be what the read waits for
+///  2   Inline     anything else
 /// </code>
 /// </summary>
-internal static partial class Router
+internal static class Router
 {
     /// <param name="kind">What the request asks for.</param>
     /// <param name="facts">What is known about the request's handle.</param>
     /// <param name="length">Bytes the request transfers.</param>
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
-    /// <param name="othersInFlight">Whether more than a few requests on files or block devices are in flight (not <see cref="FileRequestsInFlight.Few"/>).</param>
     /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
-    /// <param name="ringInUse">Whether the ring holds any operation now (<see cref="FileRequestsInFlight.OnRing"/>).</param>
-    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, IoEngine engine,
-        bool ringInUse = false)
+    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine)
         => engine switch
         {
             IoEngine.Sync => RouteSync(kind, facts, length),
             IoEngine.ThreadPool => RouteThreadPool(kind, facts, length, fileOffset, useFastPath),
-            _ => RouteRing(kind, facts, length, fileOffset, useFastPath, othersInFlight, ringInUse),
+            _ => RouteRing(kind, facts, length, fileOffset, useFastPath),
         };
 
     private static Mechanism RouteSync(RequestKind kind, HandleFacts facts, long length)
@@ -143,17 +148,14 @@ internal static partial class Router
         return kind != RequestKind.Flush && facts.MayBlockIndefinitely ? Mechanism.Blocking : Mechanism.Pool;
     }
 
-    /// <summary>The largest request on memory-backed storage copied on the caller's thread (row 3); a larger copy costs more than a pool thread's hop.</summary>
-    internal const long MaxInlineCopy = 64 * 1024;
-
     // Row 3: a request on memory-backed storage small enough that the copy costs less than a hop to another thread.
-    private static bool IsInlineCopy(HandleFacts facts, long length) => facts.SynchronousBackend && length > 0 && length <= MaxInlineCopy;
+    private static bool IsInlineCopy(HandleFacts facts, long length) => facts.SynchronousBackend && length > 0 && length <= EngineTunables.MaxInlineCopy;
 
     // A small buffered write at an offset to a local file system: a copy into the page cache.
     private static bool IsPageCacheCopy(HandleFacts facts, long length, long fileOffset)
         => WriteFastPath.Enabled && fileOffset >= 0 && length <= WriteFastPath.MaxInlineBytes && facts.CachedWrites;
 
-    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight, bool ringInUse)
+    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
     {
         if (kind == RequestKind.Flush)
         {
@@ -179,7 +181,7 @@ internal static partial class Router
                 {
                     return Mechanism.Blocking;
                 }
-                return OnePoolHop(facts, length, othersInFlight, ringInUse) ? Mechanism.Pool : Mechanism.Ring;
+                return RingNeedsWorkers(facts) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -196,29 +198,50 @@ internal static partial class Router
                         return Mechanism.Pool;
                     }
                 }
-                return OnePoolHop(facts, length, othersInFlight, ringInUse) ? Mechanism.Pool : Mechanism.Ring;
+                return RingNeedsWorkers(facts) ? Mechanism.Pool : Mechanism.Ring;
         }
     }
 
-    /// <summary>The smallest transfer on a file or block device that runs on a pool thread however many are in flight (row 9b).</summary>
-    internal const long MinPoolTransfer = 256 * 1024;
+    // Row 9: a file system without non-blocking reads lacks the flag (FMODE_NOWAIT) io_uring looks for before it tries a
+    // request inline, so each of its requests would wait in an io-wq worker: a pool thread's call is System.IO's one hop.
+    private static bool RingNeedsWorkers(HandleFacts facts) => !facts.MayBlockIndefinitely && facts.RefusesNonBlockingIo;
 
-    // Row 9: a request on a file or block device with few in flight, or on a file system io_uring can only serve through its
-    // workers, or large enough that the device's bandwidth bounds it while nothing is on the ring (9b: a pool thread
-    // waiting in a large transfer would hold back the continuations of the ring's completions), runs on a pool thread
-    // (one hop, System.IO's mechanism) instead of the ring.
-    private static bool OnePoolHop(HandleFacts facts, long length, bool othersInFlight, bool ringInUse)
-        => !facts.MayBlockIndefinitely && (!othersInFlight || facts.RefusesNonBlockingIo || (length >= MinPoolTransfer && !ringInUse));
+    /// <summary>Where a data sync, a durable write or a read of a batch runs on the io_uring engine (rows 11–13).</summary>
+    /// <param name="kind">A data sync, a durable write or a read of a batch.</param>
+    /// <param name="facts">What is known about the request's handle.</param>
+    /// <param name="length">Bytes the request transfers.</param>
+    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
+    /// <param name="othersInFlight">Whether another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).</param>
+    internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight)
+    {
+        switch (kind)
+        {
+            case RequestKind.DataSync:
+                if (facts.MemoryFileSystem)
+                {
+                    return Mechanism.Inline; // nothing to write back, as row 0
+                }
+                return othersInFlight || facts.MayBlockIndefinitely ? Mechanism.Ring : Mechanism.Pool;
+            case RequestKind.WriteDurable:
+                if (length == 0)
+                {
+                    return Mechanism.Done;
+                }
+                if (facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce || facts.SynchronousBackend)
+                {
+                    return Mechanism.Inline;
+                }
+                return facts.BufferedFile || !othersInFlight && !facts.MayBlockIndefinitely || RingNeedsWorkers(facts) ? Mechanism.Pool : Mechanism.Ring;
+            default:
+                return Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, IoEngine.IoUring);
+        }
+    }
 
     /// <summary>
-    /// Where an open runs on the io_uring engine (rows 14 and 15 of the table in docs/engine-v2.md).
-    /// <code>
-    /// row  request                         mechanism
-    ///  14  open without O_TRUNC or O_EXCL  FastPath openat2(RESOLVE_CACHED) on the caller's thread, O_CREAT left out (an existing file opens the same);
-    ///                                               for O_CREAT, a file not in the cache whose directory is: created there with O_EXCL (System.IO's way);
-    ///                                               EAGAIN (the lookup needs the disk), a file that appeared meanwhile or a FIFO without a reader go to the ring
-    ///  15  any other open                  Ring     creating or truncating opens always wait in an io-wq worker; the lookup may read directories
-    /// </code>
+    /// Where an open runs on the io_uring engine (rows 14 and 15). Row 14's <c>openat2(RESOLVE_CACHED)</c> leaves
+    /// <c>O_CREAT</c> out (an existing file opens the same); for <c>O_CREAT</c>, a file not in the cache whose directory
+    /// is, is created there with <c>O_EXCL</c> (System.IO's way); EAGAIN (the lookup needs the disk), a file that appeared
+    /// meanwhile or a FIFO without a reader go to the ring.
     /// </summary>
     internal static Mechanism RouteOpen(int flags)
         => OpenFastPath.Enabled && (flags & (OpenFlags.O_TRUNC | OpenFlags.O_EXCL)) == 0 ? Mechanism.FastPath : Mechanism.Ring;

@@ -132,5 +132,5 @@ internal sealed class SyncEngine : FileIoEngine
     }
 
     private static Mechanism Route(RequestKind kind, HandleFacts facts, long length)
-        => Router.Route(kind, facts, length, fileOffset: -1, useFastPath: false, othersInFlight: true, IoEngine.Sync);
+        => Router.Route(kind, facts, length, fileOffset: -1, useFastPath: false, IoEngine.Sync);
 }

@@ -11,7 +11,6 @@ namespace Spindle.Engines;
 /// </summary>
 internal sealed class WorkerThreads
 {
-    private const int IdleMilliseconds = 5_000;   // an idle thread retires after this long
 
     private readonly string _name;
     private readonly ConcurrentQueue<IThreadPoolWorkItem> _items = new();
@@ -104,7 +103,7 @@ internal sealed class WorkerThreads
                 Interlocked.Increment(ref _running);
                 continue;
             }
-            if (!_wake.WaitOne(IdleMilliseconds))
+            if (!_wake.WaitOne(EngineTunables.IdleThreadMilliseconds))
             {
                 if (TryClaimIdle())
                 {

@@ -114,7 +114,9 @@ public class CompletionDeliveryTests
             Thread pool = pooledThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
             Assert.False(reaper.IsThreadPoolThread);
             Assert.True(reaper.ManagedThreadId == Volatile.Read(ref poller) || reaper.Name == "Spindle io_uring", $"ran on {reaper.Name}");
-            Assert.True(pool.IsThreadPoolThread);
+            // A pool thread, or the thread that stands in for a pool that left the work item waiting (StarvedPoolRescue,
+            // on a loaded machine): never the reaper.
+            Assert.True(pool.IsThreadPoolThread || pool.Name == "Spindle io_uring rescue", $"ran on {pool.Name}");
         }
         finally
         {

@@ -12,53 +12,21 @@ public class RouterTableTests
     private static HandleFacts Pipe() => new() { MayBlockIndefinitely = true };
 
     [Fact]
-    public void A_lone_request_on_a_file_runs_on_a_pool_thread_and_overlapping_ones_on_the_ring()
+    public void Requests_on_files_and_block_devices_go_to_the_ring_alone_or_overlapping_and_whatever_their_size()
     {
+        // The small-load rows (a lone request, or a transfer of 256 KiB or more, on a pool thread) are gone: a lone
+        // read on a pool thread blocked a sync-over-async caller until the pool had a thread for it.
         foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
         {
-            Assert.Equal(Mechanism.Pool, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 1 << 20, 0, useFastPath: true, IoEngine.IoUring));
         }
         // An uncached buffered read too (the fast path had its chance before).
-        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
-    }
-
-    [Fact]
-    public void A_request_beside_one_other_counts_as_few_on_two_cores_or_more_while_the_ring_is_empty_and_no_crowd_was_seen_lately()
-    {
-        const long now = 1_000_000;
-        Assert.True(FileRequestsInFlight.IsFew(0, 2, onRing: true, now, crowdedAt: now));              // nothing else in flight: always
-        Assert.True(FileRequestsInFlight.IsFew(1, 2, onRing: false, now, crowdedAt: now - 101));       // one other, no crowd in the last 100 ms
-        Assert.False(FileRequestsInFlight.IsFew(1, 2, onRing: false, now, crowdedAt: now - 100));      // more were in flight lately
-        Assert.False(FileRequestsInFlight.IsFew(1, 2, onRing: true, now, crowdedAt: now - 10_000));    // the ring's completions need the pool's threads
-        Assert.False(FileRequestsInFlight.IsFew(2, 2, onRing: false, now, crowdedAt: now - 10_000));   // two others: the ring
-        Assert.False(FileRequestsInFlight.IsFew(1, 1, onRing: false, now, crowdedAt: now - 10_000));   // one core: only a request alone
-    }
-
-    [Fact]
-    public void Transfers_of_at_least_256_KiB_on_a_file_run_on_pool_threads_when_requests_overlap_unless_some_are_on_the_ring()
-    {
-        // Row 9b: the device's bandwidth bounds them; one pool thread per request waits in the call.
-        foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
-        {
-            Assert.Equal(Mechanism.Pool, Router.Route(kind, DirectFile(), Router.MinPoolTransfer, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), Router.MinPoolTransfer - 4096, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
-        }
-        Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), Router.MinPoolTransfer, 0, othersInFlight: true));
-        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), Router.MinPoolTransfer - 4096, 0, othersInFlight: true));
-        Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), Router.MinPoolTransfer, 0, othersInFlight: true));
-        // Handles that may wait for ever keep the ring whatever the size.
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 1 << 20, -1, useFastPath: true, othersInFlight: true, IoEngine.IoUring));
-        // While requests are on the ring, a pool thread waiting in a large transfer would hold back their continuations.
-        foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
-        {
-            Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 1 << 20, 0, useFastPath: true, othersInFlight: true, IoEngine.IoUring, ringInUse: true));
-        }
-        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), 1 << 20, 0, othersInFlight: true, ringInUse: true));
-        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), 1 << 20, 0, othersInFlight: true, ringInUse: true));
-        // Alone, the ring does not matter: row 9 as before.
-        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, DirectFile(), 1 << 20, 0, useFastPath: true, othersInFlight: false, IoEngine.IoUring, ringInUse: true));
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, IoEngine.IoUring));
+        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.ReadBatch, DirectFile(), 1 << 20, 0, othersInFlight: true));
+        // A durable write keeps its own row 12: alone on a pool thread, overlapping on the ring.
+        Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), 4096, 0, othersInFlight: false));
+        Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.WriteDurable, DirectFile(), 1 << 20, 0, othersInFlight: true));
     }
 
     [Fact]
@@ -71,15 +39,15 @@ public class RouterTableTests
         {
             foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
             {
-                Assert.Equal(Mechanism.Pool, Router.Route(kind, fuse, 4096, 0, useFastPath: true, others, IoEngine.IoUring));
-                Assert.Equal(Mechanism.Pool, Router.Route(kind, fuseBuffered, 4096, 0, useFastPath: true, others, IoEngine.IoUring));
+                Assert.Equal(Mechanism.Pool, Router.Route(kind, fuse, 4096, 0, useFastPath: true, IoEngine.IoUring));
+                Assert.Equal(Mechanism.Pool, Router.Route(kind, fuseBuffered, 4096, 0, useFastPath: true, IoEngine.IoUring));
             }
             Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.WriteDurable, fuse, 4096, 0, others));
             Assert.Equal(Mechanism.Pool, Router.RouteDurable(RequestKind.ReadBatch, fuse, 4096, 0, others));
             // What does not depend on the file system stays: a read of nothing, a write of nothing, a flush.
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, fuse, 0, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, fuse, 0, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, fuse, 0, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, fuse, 0, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, fuse, 0, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, fuse, 0, -1, true, IoEngine.IoUring));
         }
     }
 
@@ -87,8 +55,8 @@ public class RouterTableTests
     public void Handles_that_may_wait_for_ever_go_to_the_ring_even_alone()
     {
         // A pool thread would wait with them for ever; the ring's second lane waits instead.
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 4096, -1, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
-        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Write, Pipe(), 4096, -1, useFastPath: true, othersInFlight: false, IoEngine.IoUring));
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, Pipe(), 4096, -1, useFastPath: true, IoEngine.IoUring));
+        Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Write, Pipe(), 4096, -1, useFastPath: true, IoEngine.IoUring));
     }
 
     [Fact]
@@ -96,37 +64,37 @@ public class RouterTableTests
     {
         foreach (bool others in new[] { false, true })
         {
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 4096, 0, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 4096, 0, true, IoEngine.IoUring));
             // A copy larger than a hop runs on a pool thread, never on the ring (whose workers would do the same copy).
-            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 1 << 20, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, new HandleFacts { SynchronousBackend = true, BufferedFile = true, CachedWrites = true }, 1 << 20, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { FailsAtOnce = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { NonBlocking = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 0, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096, -1, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, DirectFile(), 0, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, others, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, DirectFile(), 0, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, new HandleFacts { SynchronousBackend = true }, 1 << 20, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, new HandleFacts { SynchronousBackend = true, BufferedFile = true, CachedWrites = true }, 1 << 20, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { FailsAtOnce = true, MayBlockIndefinitely = true }, 4096, -1, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, new HandleFacts { NonBlocking = true, MayBlockIndefinitely = true }, 4096, -1, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 0, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, new HandleFacts { CharacterDevice = true, MayBlockIndefinitely = true }, 4096, -1, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Done, Router.Route(RequestKind.Write, DirectFile(), 0, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, DirectFile(), 0, -1, true, IoEngine.IoUring));
         }
     }
 
     [Fact]
     public void The_thread_pool_engine_copies_small_cached_writes_inline_and_gives_handles_that_may_wait_threads_of_their_own()
     {
-        Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, true, IoEngine.ThreadPool));
-        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, useFastPath: false, true, IoEngine.ThreadPool));
-        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, false, IoEngine.ThreadPool));
-        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, false, IoEngine.ThreadPool));
-        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, false, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.FastPath, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, true, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Write, BufferedFile(), 4096, 0, useFastPath: false, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, IoEngine.ThreadPool));
         // Memory-backed storage: the copy on the caller's thread, as on the ring's engine (row 3), but never a flush.
         var memory = new HandleFacts { SynchronousBackend = true, BufferedFile = true, CachedWrites = true };
         foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
         {
-            Assert.Equal(Mechanism.Inline, Router.Route(kind, memory, Router.MaxInlineCopy, 0, true, true, IoEngine.ThreadPool));
-            Assert.Equal(Mechanism.Pool, Router.Route(kind, memory, Router.MaxInlineCopy + 1, 0, true, true, IoEngine.ThreadPool));
+            Assert.Equal(Mechanism.Inline, Router.Route(kind, memory, EngineTunables.MaxInlineCopy, 0, true, IoEngine.ThreadPool));
+            Assert.Equal(Mechanism.Pool, Router.Route(kind, memory, EngineTunables.MaxInlineCopy + 1, 0, true, IoEngine.ThreadPool));
         }
-        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Flush, memory, 0, -1, true, true, IoEngine.ThreadPool));
+        Assert.Equal(Mechanism.Pool, Router.Route(RequestKind.Flush, memory, 0, -1, true, IoEngine.ThreadPool));
     }
 
     [Fact]
@@ -137,9 +105,9 @@ public class RouterTableTests
         var zram = new HandleFacts { SynchronousBackend = true };
         foreach (bool others in new[] { false, true })
         {
-            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, tmpfs, 0, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, tmpfs, 0, -1, true, IoEngine.IoUring));
             Assert.Equal(Mechanism.Inline, Router.RouteDurable(RequestKind.DataSync, tmpfs, 0, -1, others));
-            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, zram, 0, -1, true, others, IoEngine.IoUring));
+            Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Flush, zram, 0, -1, true, IoEngine.IoUring));
         }
         Assert.Equal(Mechanism.Ring, Router.RouteDurable(RequestKind.DataSync, zram, 0, -1, othersInFlight: true));
     }
@@ -147,11 +115,11 @@ public class RouterTableTests
     [Fact]
     public void The_synchronous_engine_runs_everything_inline_but_transfers_on_handles_that_may_wait()
     {
-        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, true, IoEngine.Sync));
-        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, true, IoEngine.Sync));
-        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, true, IoEngine.Sync));
-        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, true, IoEngine.Sync));
-        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, Pipe(), 0, -1, true, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, DirectFile(), 4096, 0, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Write, BufferedFile(), 1 << 20, 0, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Blocking, Router.Route(RequestKind.Read, Pipe(), 4096, -1, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Read, Pipe(), 0, -1, true, IoEngine.Sync));
+        Assert.Equal(Mechanism.Inline, Router.Route(RequestKind.Flush, Pipe(), 0, -1, true, IoEngine.Sync));
     }
 
     [Fact]

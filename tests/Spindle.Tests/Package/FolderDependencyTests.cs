@@ -24,6 +24,35 @@ public class FolderDependencyTests(ITestOutputHelper output)
             + "belongs to, or invert the dependency):\n" + graph.Explain(cycles));
     }
 
+    /// <summary>
+    /// The same inside the engine: its sub-folders (FastPath, IoUring, ThreadPool) are layers too; the files directly in
+    /// Engines (the base engine, the router, the selector) are the place where they meet, so they are not a node.
+    /// </summary>
+    [Fact]
+    public void No_two_subfolders_of_the_engine_depend_on_each_other()
+    {
+        FolderGraph graph = FolderGraph.Of(SourceRoot(), "Engines");
+        output.WriteLine(graph.Describe());
+        Assert.Contains("IoUring -> ", graph.Describe()); // the graph sees the sub-folders at all
+        List<List<string>> cycles = graph.Cycles();
+        Assert.True(cycles.Count == 0, "Sub-folders of src/Spindle/Engines that depend on each other:\n" + graph.Explain(cycles));
+    }
+
+    [Fact]
+    public void A_reference_between_two_engine_subfolders_both_ways_is_found_as_a_cycle()
+    {
+        string root = SourceRoot();
+        string probe = "namespace Spindle.Engines.FastPath;\ninternal static class CycleProbe\n{\n"
+            + "    internal static bool IsRing(object value) => value is Spindle.Engines.IoUring.IoUringEngine;\n}\n";
+        string back = "namespace Spindle.Engines.IoUring;\ninternal static class CycleProbeBack\n{\n"
+            + "    internal static bool IsFacts(object value) => value is Spindle.Engines.FastPath.HandleFacts;\n}\n";
+        FolderGraph graph = FolderGraph.Of(root, "Engines", (Path.Combine(root, "Engines", "FastPath", "CycleProbe.cs"), probe),
+            (Path.Combine(root, "Engines", "IoUring", "CycleProbeBack.cs"), back));
+        List<List<string>> cycles = graph.Cycles();
+        output.WriteLine(graph.Explain(cycles));
+        Assert.Contains(cycles, cycle => cycle.Contains("FastPath") && cycle.Contains("IoUring"));
+    }
+
     [Fact]
     public void A_reference_from_a_lower_folder_to_a_higher_one_is_found_as_a_cycle()
     {
@@ -58,11 +87,19 @@ public class FolderDependencyTests(ITestOutputHelper output)
         // from folder -> to folder -> "file -> symbol" references, sorted so that every run reads the same
         private readonly SortedDictionary<string, SortedDictionary<string, SortedSet<string>>> _edges = new(StringComparer.Ordinal);
 
-        private readonly string _root;
+        private readonly string _root;   // the folder whose sub-folders are the nodes
+        private readonly bool _subfolder; // a folder inside src/Spindle: its own files, and everything outside it, are no node
 
-        private FolderGraph(string root) => _root = root;
+        private FolderGraph(string root, bool subfolder)
+        {
+            _root = root;
+            _subfolder = subfolder;
+        }
 
-        internal static FolderGraph Of(string root, params (string Path, string Text)[] extraFiles)
+        internal static FolderGraph Of(string root, params (string Path, string Text)[] extraFiles) => Of(root, null, extraFiles);
+
+        /// <summary>The graph of <paramref name="scope"/>'s sub-folders (a folder of src/Spindle), or of src/Spindle's folders when null.</summary>
+        internal static FolderGraph Of(string root, string? scope, params (string Path, string Text)[] extraFiles)
         {
             var parse = new CSharpParseOptions(LanguageVersion.Preview);
             List<SyntaxTree> trees = Directory.EnumerateFiles(root, "*.cs", SearchOption.AllDirectories)
@@ -87,7 +124,7 @@ public class FolderDependencyTests(ITestOutputHelper output)
                 .Select(d => d.ToString()).ToArray();
             Assert.True(unbound.Length == 0, "Names the analysis could not bind:\n" + string.Join("\n", unbound));
 
-            var graph = new FolderGraph(root);
+            var graph = scope is null ? new FolderGraph(root, subfolder: false) : new FolderGraph(Path.Combine(root, scope), subfolder: true);
             foreach (SyntaxTree tree in trees)
             {
                 graph.Add(tree, compilation.GetSemanticModel(tree));
@@ -99,16 +136,23 @@ public class FolderDependencyTests(ITestOutputHelper output)
             => relative.StartsWith("obj" + Path.DirectorySeparatorChar, StringComparison.Ordinal)
             || relative.StartsWith("bin" + Path.DirectorySeparatorChar, StringComparison.Ordinal);
 
-        private string FolderOf(string path)
+        private string? FolderOf(string path)
         {
             string relative = Path.GetRelativePath(_root, path);
+            if (_subfolder && relative.StartsWith("..", StringComparison.Ordinal))
+            {
+                return null;
+            }
             int separator = relative.IndexOf(Path.DirectorySeparatorChar);
-            return separator < 0 ? RootNode : relative[..separator];
+            return separator >= 0 ? relative[..separator] : _subfolder ? null : RootNode;
         }
 
         private void Add(SyntaxTree tree, SemanticModel model)
         {
-            string from = FolderOf(tree.FilePath);
+            if (FolderOf(tree.FilePath) is not { } from)
+            {
+                return;
+            }
             foreach (SimpleNameSyntax name in tree.GetRoot().DescendantNodes().OfType<SimpleNameSyntax>())
             {
                 SymbolInfo info = model.GetSymbolInfo(name);
@@ -124,7 +168,7 @@ public class FolderDependencyTests(ITestOutputHelper output)
                 }
                 symbol = symbol.OriginalDefinition;
                 List<string> declaredIn = symbol.Locations.Where(l => l.IsInSource).Select(l => l.SourceTree!.FilePath).ToList();
-                List<string> folders = declaredIn.Select(FolderOf).Distinct().ToList();
+                List<string> folders = declaredIn.Select(FolderOf).OfType<string>().Distinct().ToList();
                 if (folders.Count == 0 || folders.Contains(from))
                 {
                     continue;
@@ -132,8 +176,8 @@ public class FolderDependencyTests(ITestOutputHelper output)
                 // A partial type declared in several folders (SpindleFile) belongs to the folder of its own file
                 // (SpindleFile.cs); its members each belong where they are declared.
                 string? home = declaredIn.FirstOrDefault(p => Path.GetFileName(p) == symbol.Name + ".cs");
-                string to = folders.Count == 1 ? folders[0] : home is not null ? FolderOf(home) : string.Join("+", folders.Order(StringComparer.Ordinal));
-                if (to == from)
+                string? to = folders.Count == 1 ? folders[0] : home is not null ? FolderOf(home) : string.Join("+", folders.Order(StringComparer.Ordinal));
+                if (to is null || to == from)
                 {
                     continue;
                 }

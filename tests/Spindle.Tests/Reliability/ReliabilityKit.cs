@@ -39,6 +39,21 @@ public static class ReliabilityKit
     }
 
     /// <summary>
+    /// Waits until <paramref name="condition"/> holds or <paramref name="milliseconds"/> pass, without holding a thread
+    /// meanwhile. Spinning a pool thread here (<c>SpinWait.SpinUntil</c>) took a thread from the very operations it waited
+    /// for: their turns and continuations run on pool threads, so with the pool short of threads (the whole suite
+    /// running) a round waited out its full limit before it went on.
+    /// </summary>
+    public static async Task UntilAsync(Func<bool> condition, int milliseconds)
+    {
+        long end = Environment.TickCount64 + milliseconds;
+        while (!condition() && Environment.TickCount64 < end)
+        {
+            await Task.Delay(1);
+        }
+    }
+
+    /// <summary>
     /// The number of open descriptors of this process, after one operation on every way has run, so
     /// that descriptors the runtime opens lazily once (libraries, an engine's ring) are not counted as leaks.
     /// </summary>

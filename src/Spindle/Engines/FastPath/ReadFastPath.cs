@@ -109,7 +109,7 @@ internal static unsafe class ReadFastPath
     }
 
     /// <summary>The most buffers a scatter read may have to be tried on the caller's thread.</summary>
-    internal const int MaxScatterBuffers = 8;
+    internal const int MaxScatterBuffers = EngineTunables.MaxCachedScatterBuffers;
 
     /// <summary>
     /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled or the

@@ -18,7 +18,7 @@ internal static class WriteFastPath
     internal const string DisableSwitch = SpindleSwitches.DisableWriteFastPathName;
 
     /// <summary>The largest write done inline; beyond it the copy costs more than a hop.</summary>
-    internal const int MaxInlineBytes = 64 * 1024;
+    internal const int MaxInlineBytes = EngineTunables.MaxInlineWrite;
 
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !SpindleSwitches.DisableWriteFastPath;

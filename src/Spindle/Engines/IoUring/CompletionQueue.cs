@@ -9,13 +9,10 @@ namespace Spindle.Engines.IoUring;
 /// helper while more remain, so continuations still use every core. What the continuations start is submitted
 /// together when the queue runs dry, or once a request has waited 20 µs, by the same pool thread, which also takes what
 /// the kernel has ready (<see cref="RingThread.Flush"/>) without waking anyone; it returns when nothing is left. A run yields its thread after
-/// <see cref="TimeSliceMilliseconds"/>, queuing a successor, so that other work items get the pool too.
+/// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/>, queuing a successor, so that other work items get the pool too.
 /// </summary>
 internal sealed class CompletionQueue : IThreadPoolWorkItem
 {
-    // The runtime's socket engine yields after the same time: its trials found shorter slices cost throughput.
-    private const int TimeSliceMilliseconds = 15;
-
     private readonly RingThread _ring;
     private readonly ConcurrentQueue<(IThreadPoolWorkItem Item, uint Generation)> _ready = new();
     private int _requested; // 1 while a work item is queued and has not started
@@ -92,7 +89,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
                     RingThread.ReleaseHeld();
                     _ring.Flush();
                 }
-                if (Environment.TickCount - start >= TimeSliceMilliseconds)
+                if (Environment.TickCount - start >= EngineTunables.CompletionTimeSliceMilliseconds)
                 {
                     if (!_ready.IsEmpty)
                     {

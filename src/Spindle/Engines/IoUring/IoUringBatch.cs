@@ -1,4 +1,3 @@
-using System.Threading.Tasks.Sources;
 using Spindle.Diagnostics;
 
 namespace Spindle.Engines.IoUring;
@@ -11,11 +10,10 @@ namespace Spindle.Engines.IoUring;
 /// caller directly (everything was done at once), anyone else through the ring's completion queue, so the
 /// caller's continuation runs once, on the thread pool, never on the ring thread. Pooled: no allocation per batch.
 /// </summary>
-internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
+internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
 {
     private static readonly OperationPool<IoUringBatch> s_pool = new(64);
 
-    private ManualResetValueTaskSourceCore<bool> _core;
     private IoUringEngine _engine = null!;         // whose dispatcher runs the continuation
     private Memory<BatchReadResult> _results;      // the caller's results; default while pooled
     private int[] _ringBytes = new int[32];        // bytes read by each request that ran on the ring, -1 for the others (metrics)
@@ -23,8 +21,6 @@ internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
     private int _remaining;                        // requests not completed, plus the caller's own count while it starts them
     private volatile bool _cancelled;              // a read was cancelled by the batch's token
     private CancellationToken _cancellationToken;
-
-    private IoUringBatch() => _core.RunContinuationsAsynchronously = false; // completed on a pool thread already
 
     /// <summary>A batch of <paramref name="count"/> requests whose results go to <paramref name="results"/>.</summary>
     internal static IoUringBatch Rent(IoUringEngine engine, Memory<BatchReadResult> results, int count, CancellationToken cancellationToken)
@@ -72,7 +68,7 @@ internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
     /// <summary>The caller has started every request: its task, or a completed one when nothing is left running.</summary>
     internal ValueTask Release()
     {
-        short version = _core.Version;
+        short version = Version;
         if (Interlocked.Decrement(ref _remaining) != 0)
         {
             return new ValueTask(this, version);
@@ -88,14 +84,7 @@ internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
     void IThreadPoolWorkItem.Execute()
     {
         RecordMetrics();
-        if (_cancelled)
-        {
-            _core.SetException(new OperationCanceledException(_cancellationToken));
-        }
-        else
-        {
-            _core.SetResult(true);
-        }
+        Complete(true, _cancelled ? new OperationCanceledException(_cancellationToken) : null);
     }
 
     private void RecordMetrics()
@@ -109,29 +98,11 @@ internal sealed class IoUringBatch : IValueTaskSource, IThreadPoolWorkItem
         }
     }
 
-    private void Recycle()
+    private protected override void Recycle()
     {
         _results = default;
         _cancellationToken = default;
         _engine = null!;
         s_pool.Return(this);
-    }
-
-    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
-
-    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
-
-    public void GetResult(short token)
-    {
-        try
-        {
-            _core.GetResult(token);
-        }
-        finally
-        {
-            _core.Reset();
-            Recycle();
-        }
     }
 }

@@ -64,7 +64,6 @@ internal sealed partial class IoUringEngine
     /// </summary>
     private bool StartBatchMember(IoUringBatch batch, in BatchReadRequest request, int index, bool tryFastPath, int prefix, CancellationToken cancellationToken)
     {
-        const bool othersInFlight = true; // a batch's reads overlap each other
         IoUringOperation? operation = null;
         try
         {
@@ -86,7 +85,7 @@ internal sealed partial class IoUringEngine
                 buffer = buffer.Slice(prefix);
                 offset += prefix;
             }
-            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight, FileRequestsInFlight.OnRing);
+            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight: true);
             switch (mechanism)
             {
                 case Mechanism.Inline:

@@ -47,7 +47,7 @@ internal sealed partial class IoUringEngine
 
     public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
-        switch (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.Few))
+        switch (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None))
         {
             case Mechanism.Pool:
                 return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
@@ -70,7 +70,7 @@ internal sealed partial class IoUringEngine
 
     public override ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
     {
-        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.Few, FileRequestsInFlight.OnRing))
+        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None))
         {
             case Mechanism.Done:
                 return default;

@@ -16,9 +16,6 @@ namespace Spindle.Engines.IoUring;
 /// </summary>
 internal sealed partial class IoUringEngine : FileIoEngine
 {
-    // A start that failed for want of descriptors or memory is tried again after this long.
-    private const long RetryMilliseconds = 100;
-
     private static IoUringEngine? s_instance;       // the running engine, once a start succeeded
     private static bool s_refused;                  // the kernel (or the switch) refused io_uring: never tried again
     private static long s_retryAt;                  // Environment.TickCount64 before which a failed start is not retried
@@ -106,7 +103,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             if (errno is Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN)
             {
                 // Resources that come back: the callers fall back now, and a later call tries again.
-                Volatile.Write(ref s_retryAt, Environment.TickCount64 + RetryMilliseconds);
+                Volatile.Write(ref s_retryAt, Environment.TickCount64 + EngineTunables.RingRetryMilliseconds);
             }
             else
             {
@@ -127,7 +124,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
-        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Inline:
@@ -151,7 +148,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Done:
@@ -187,7 +184,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return new ValueTask<long>(cached);
             }
         }
-        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Inline:
@@ -211,7 +208,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, !FileRequestsInFlight.Few, Kind, FileRequestsInFlight.OnRing);
+        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Done:
@@ -239,7 +236,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {
-        if (Router.Route(RequestKind.Flush, facts, 0, -1, useFastPath: false, othersInFlight: false, Kind) == Mechanism.Inline)
+        if (Router.Route(RequestKind.Flush, facts, 0, -1, useFastPath: false, Kind) == Mechanism.Inline)
         {
             return SyncEngine.FlushToDisk(handle);
         }

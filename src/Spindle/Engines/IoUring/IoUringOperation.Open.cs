@@ -86,7 +86,7 @@ internal sealed unsafe partial class IoUringOperation
             }
             else
             {
-                Complete(result, null);
+                Finish(result, null);
             }
             return false;
         }
@@ -99,7 +99,7 @@ internal sealed unsafe partial class IoUringOperation
                 _closingLateDescriptor = true;
                 return true;
             }
-            Complete(result, null);
+            Finish(result, null);
             return false;
         }
         if (result == -Errno.EINTR || result == -Errno.ECANCELED || result is <= -ERESTARTSYS and >= -ERESTART_RESTARTBLOCK)
@@ -107,7 +107,7 @@ internal sealed unsafe partial class IoUringOperation
             // Interrupted (a worker's wait for a FIFO's other end, a signal) or cancelled: again, unless the caller cancelled.
             return ContinueUnlessCancelled();
         }
-        Complete(result, null);
+        Finish(result, null);
         return false;
     }
 

@@ -17,7 +17,7 @@ namespace Spindle.Engines.IoUring;
 /// ring thread touches it until it completes, which happens only after the kernel's last completion
 /// for it, so the buffers and the descriptor outlive every use the kernel makes of them.
 /// </summary>
-internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource, IThreadPoolWorkItem
+internal sealed unsafe partial class IoUringOperation : TransferTaskSource, IThreadPoolWorkItem
 {
     internal enum OperationState : byte
     {
@@ -48,7 +48,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     private const int Taken = 3;       // the task is completed (or being completed) by whoever took it
 
     private readonly IoUringEngine _engine;
-    private ManualResetValueTaskSourceCore<long> _core;     // completed where RingThread.Deliver sends the operation
     private long _result;                                    // what the operation returns, set by the ring thread before delivery
     private Exception? _error;                               // or how it failed
     private bool _succeeded;                                 // recorded in the metrics where the continuation runs, not on the ring thread
@@ -71,14 +70,12 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     private CancellationTokenRegistration _registration;
     private volatile bool _cancelRequested;
     private int _delivery;                                   // InFlight, Waited, Queued or Taken
-    private ManualResetEventSlim? _completed;                // set for a thread waiting in GetResult; made once, reused
 
+    // Continuations run on the thread that takes the completion: a pool thread (CompletionQueue), or the reaper in the inline mode.
     internal IoUringOperation(IoUringEngine engine, int id)
     {
         _engine = engine;
         Id = id;
-        // Continuations run on the thread that takes the completion: a pool thread (CompletionQueue), or the reaper in the inline mode.
-        _core.RunContinuationsAsynchronously = false;
     }
 
     /// <summary>This object's slot in the engine's table.</summary>
@@ -112,8 +109,6 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     internal bool Inline { get; set; }
 
     internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
-
-    internal short Version => _core.Version;
 
     internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix)
     {
@@ -359,18 +354,18 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     }
 
     /// <summary>Completes as cancelled (the kernel no longer uses the buffers).</summary>
-    internal void Cancel() => Complete(0, new OperationCanceledException(_cancellationToken));
+    internal void Cancel() => Finish(0, new OperationCanceledException(_cancellationToken));
 
-    internal void Fail(Exception error) => Complete(0, error);
+    internal void Fail(Exception error) => Finish(0, error);
 
     private void Succeed()
     {
         _succeeded = true;
-        Complete(_prefix + _transferred, null);
+        Finish(_prefix + _transferred, null);
     }
 
     /// <summary>Lets go of the handle and buffers, then hands the result to the dispatcher (never touch the object afterwards).</summary>
-    private void Complete(long result, Exception? error)
+    private void Finish(long result, Exception? error)
     {
         // Waits for a cancellation callback running right now, so none can run after reuse.
         _registration.Dispose();
@@ -392,7 +387,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     void IThreadPoolWorkItem.Execute() => RunQueued(Generation);
 
     /// <summary>
-    /// Reaper, under the ring's gate: when a thread waits for this operation in <see cref="GetResultAndRelease"/> (no continuation is
+    /// Reaper, under the ring's gate: when a thread waits for this operation in <c>GetResult</c> (no continuation is
     /// registered then, so no user code runs), completes the task and wakes it, and returns true; otherwise marks the
     /// operation queued for <see cref="RunQueued"/> and returns false.
     /// </summary>
@@ -403,8 +398,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             return false;
         }
         _delivery = Taken;
-        CompleteTask();
-        _completed!.Set();
+        CompleteTask(); // wakes the waiter
         return true;
     }
 
@@ -433,20 +427,18 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     }
 
     /// <summary>
-    /// <see cref="GetResultAndRelease"/> before completion (sync-over-async): the caller drives the ring itself — submits, takes what
+    /// <c>GetResult</c> before completion (sync-over-async): the caller drives the ring itself — submits, takes what
     /// is ready — and sleeps only when nothing is, until a reaper (another waiter, a pool thread, the ring's thread)
     /// completes the operation and wakes it. No pool thread is needed for it to finish.
     /// </summary>
-    private void WaitForCompletion(short token)
+    private protected override void WaitForCompletion(short token)
     {
-        ManualResetEventSlim completed = _completed ??= new ManualResetEventSlim(false, spinCount: 1);
-        completed.Reset();
         switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
         {
             case InFlight:
                 _engine.Thread.CountWaiter(1);
                 _engine.Thread.Flush();
-                completed.Wait();
+                WaitUntilCompleted(token);
                 _engine.Thread.CountWaiter(-1);
                 RecordMetrics();
                 return;
@@ -458,7 +450,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
             default:
                 // Another thread is completing it right now.
                 var spinner = default(SpinWait);
-                while (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+                while (IsPending(token))
                 {
                     spinner.SpinOnce();
                 }
@@ -470,14 +462,7 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
     {
         Exception? error = _error;
         _error = null;
-        if (error is null)
-        {
-            _core.SetResult(_result);
-        }
-        else
-        {
-            _core.SetException(error);
-        }
+        Complete(_result, error);
     }
 
     /// <summary>Unpins the buffers and drops the handle reference (also used when preparation failed).</summary>
@@ -503,31 +488,5 @@ internal sealed unsafe partial class IoUringOperation : IValueTaskSource<int>, I
         _cutCapacity = 0;
     }
 
-    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
-
-    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
-
-    int IValueTaskSource<int>.GetResult(short token) => (int)GetResultAndRelease(token);
-
-    long IValueTaskSource<long>.GetResult(short token) => GetResultAndRelease(token);
-
-    void IValueTaskSource.GetResult(short token) => GetResultAndRelease(token);
-
-    private long GetResultAndRelease(short token)
-    {
-        if (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
-        {
-            WaitForCompletion(token);
-        }
-        try
-        {
-            return _core.GetResult(token);
-        }
-        finally
-        {
-            _core.Reset();
-            _engine.Return(this);
-        }
-    }
+    private protected override void Recycle() => _engine.Return(this);
 }

@@ -20,7 +20,7 @@ namespace Spindle.Engines.IoUring;
 internal sealed unsafe class OwnRing
 {
     /// <summary>SQEs per submission; a larger batch goes to the kernel in rounds of this many.</summary>
-    internal const int Entries = 32;
+    internal const int Entries = EngineTunables.OwnRingEntries;
 
     private const int NotCompleted = int.MinValue;
 

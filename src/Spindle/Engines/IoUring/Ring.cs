@@ -36,7 +36,7 @@ internal sealed unsafe class Ring
     ];
 
     /// <summary>The CQ ring size asked for with IORING_SETUP_CQSIZE (else the kernel makes it twice the SQ ring).</summary>
-    internal const uint CompletionEntries = 4096;
+    internal const uint CompletionEntries = EngineTunables.RingCqEntries;
 
     private readonly int _fd;
     private readonly byte* _sqRing;      // mapping of the SQ ring (and of the CQ ring with IORING_FEAT_SINGLE_MMAP)

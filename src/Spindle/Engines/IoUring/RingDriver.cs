@@ -19,13 +19,8 @@ internal sealed unsafe class RingDriver
 {
     private const ulong CancelTag = ulong.MaxValue - 1; // user data of ASYNC_CANCEL requests (their CQEs carry nothing we need)
 
-    // Operations may fill the CQ ring only up to this reserve, so that cancellations (and the thread's
-    // wake-up read) always find room: otherwise a ring full of reads on silent pipes could never be cancelled.
-    private const int CancelReserve = 32;
-
     // Requests the kernel serves in io-wq workers go in from the ring's thread only: its io-wq is the one whose limit it
-    // raised (RingThread), and its workers are named after it. As many may be in the kernel as that limit lets wait.
-    private const int WorkerBudget = 64;
+    // raised (RingThread), and its workers are named after it.
 
     private readonly IoUringEngine _engine;
     private readonly Ring _ring;
@@ -46,8 +41,8 @@ internal sealed unsafe class RingDriver
         _ring = ring;
         // Half the room for each class, less the reserve, which belongs to neither.
         _blocking.Budget = (int)ring.CqEntries / 2;
-        _workers.Budget = WorkerBudget;
-        _regular.Budget = (int)ring.CqEntries - CancelReserve - _blocking.Budget - _workers.Budget;
+        _workers.Budget = EngineTunables.WorkerBudget;
+        _regular.Budget = (int)ring.CqEntries - EngineTunables.CancelReserve - _blocking.Budget - _workers.Budget;
     }
 
     /// <summary>

@@ -16,13 +16,9 @@ namespace Spindle.Engines.IoUring;
 /// </summary>
 internal sealed unsafe class RingThread
 {
-    private const uint Entries = 256;                   // SQ ring size (the CQ ring: Ring.CompletionEntries, or twice this on old kernels)
     private const ulong WakeTag = ulong.MaxValue;       // user data of the standing eventfd read
-    private const uint BoundWorkers = 64;               // io-wq workers that may wait at once (opens, syncs); the kernel's default is 4 per CPU
-    private const int SubmitBatch = 8;                  // requests left for the next enter while a completion will come anyway
-    private const int BatchWindowMicroseconds = 20;     // how long a run of continuations may hold back what they started
 
-    private static readonly long s_batchWindowTicks = System.Diagnostics.Stopwatch.Frequency * BatchWindowMicroseconds / 1_000_000;
+    private static readonly long s_batchWindowTicks = System.Diagnostics.Stopwatch.Frequency * EngineTunables.BatchWindowMicroseconds / 1_000_000;
 
     // When the run of continuations on this thread first held back a request (Stopwatch ticks), or 0.
     [ThreadStatic]
@@ -104,14 +100,14 @@ internal sealed unsafe class RingThread
             {
                 error = Errno.Last;
             }
-            else if ((ring = Ring.TryCreate(Entries, shared: true, out error)) is null)
+            else if ((ring = Ring.TryCreate(EngineTunables.RingSqEntries, shared: true, out error)) is null)
             {
                 Libc.Close(wakeFd);
             }
             ready = ring is not null;
             if (ready)
             {
-                BoundWorkerLimit = ring!.RaiseBoundWorkers(BoundWorkers);
+                BoundWorkerLimit = ring!.RaiseBoundWorkers(EngineTunables.BoundWorkers);
                 _driver = new RingDriver(engine, ring!);
                 _wakeFd = wakeFd;
                 _wakeBuffer = (ulong*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(8, 8);
@@ -136,7 +132,7 @@ internal sealed unsafe class RingThread
     /// <summary>
     /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
     /// submission is due soon anyway: a run of continuations on this thread for the ring (it submits what they
-    /// started together, within <see cref="BatchWindowMicroseconds"/>), or fewer than <see cref="SubmitBatch"/> requests waiting while a file request is in the kernel (its
+    /// started together, within <see cref="EngineTunables.BatchWindowMicroseconds"/>), or fewer than <see cref="EngineTunables.SubmitBatch"/> requests waiting while a file request is in the kernel (its
     /// completion wakes the ring's thread, which submits them).
     /// </summary>
     internal void Submit(IoUringOperation operation)
@@ -162,7 +158,7 @@ internal sealed unsafe class RingThread
                     }
                     return; // the run of continuations submits it with the others it starts (CompletionQueue)
                 }
-                if (_driver.Queued < SubmitBatch)
+                if (_driver.Queued < EngineTunables.SubmitBatch)
                 {
                     WakeIfSleeping(); // the ring's thread submits what gathered by the time it runs
                     return;
@@ -173,7 +169,7 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// Whether the run of continuations on this thread has held back a request for <see cref="BatchWindowMicroseconds"/>:
+    /// Whether the run of continuations on this thread has held back a request for <see cref="EngineTunables.BatchWindowMicroseconds"/>:
     /// continuations that do no work start their next requests within microseconds of each other, and these go in
     /// together; behind continuations that work, the device would run dry.
     /// </summary>

@@ -5,20 +5,13 @@ namespace Spindle.Engines.IoUring;
 /// instance in <c>ReadAsync(...).AsTask().Result</c> on a pool capped below the number of callers, each waiting for a
 /// continuation that only a pool thread would run. A thread waiting in the operation's own <c>GetResult</c> never needs
 /// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep after a
-/// second without a waiting work item, checks every <see cref="StallMilliseconds"/> whether the work item it saw requested last time is
+/// second without a waiting work item, checks every <see cref="EngineTunables.StarvedPoolMilliseconds"/> whether the work item it saw requested last time is
 /// still waiting; then a rescue thread runs the queue in a clean execution context (the execution and synchronization
 /// contexts restored, the background flag and priority reset after it): one kept thread, or a thread that runs it once
 /// while the kept one is busy.
 /// </summary>
 internal sealed class StarvedPoolRescue
 {
-    // Long enough that a pool busy with other work items is not taken for a starved one.
-    private const int StallMilliseconds = 10;
-
-    // Ticks without a waiting work item before the watch thread sleeps until the next request: parking at once made
-    // every request of a steady load wake it (two context switches per read at one read in flight).
-    private const int QuietTicksBeforeParking = 100;
-
     private static readonly AsyncLocal<bool> s_marker = new();
 
     private static readonly ParameterizedThreadStart s_runKept = static state => ((StarvedPoolRescue)state!).Run(once: false);
@@ -85,7 +78,7 @@ internal sealed class StarvedPoolRescue
         {
             long served = Volatile.Read(ref _served);
             long requests = Volatile.Read(ref _requests);
-            if (requests == served && ++quiet >= QuietTicksBeforeParking)
+            if (requests == served && ++quiet >= EngineTunables.StarvedPoolQuietChecks)
             {
                 Volatile.Write(ref _parked, 1);
                 Interlocked.MemoryBarrier();
@@ -101,7 +94,7 @@ internal sealed class StarvedPoolRescue
             {
                 quiet = 0;
             }
-            Thread.Sleep(StallMilliseconds);
+            Thread.Sleep(EngineTunables.StarvedPoolMilliseconds);
             if (requests != served && Volatile.Read(ref _served) == served)
             {
                 Rescue();

@@ -1,4 +1,3 @@
-using System.Threading.Tasks.Sources;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines;
 using Spindle.Engines.FastPath;
@@ -11,11 +10,10 @@ namespace Spindle.Engines.ThreadPool;
 /// handles that may block for ever), completing its own <see cref="ValueTask"/>. The work item and the task
 /// source are one pooled object, so a steady stream of them allocates nothing.
 /// </summary>
-internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
+internal sealed class DurableOperation : PooledTaskSource<bool>, IThreadPoolWorkItem
 {
     private static readonly OperationPool<DurableOperation> s_pool = new(256);
 
-    private ManualResetValueTaskSourceCore<bool> _core;
     private SafeFileHandle? _handle;            // the file; null while pooled
     private ReadOnlyMemory<byte> _source;       // a durable write's bytes; empty for a data sync
     private long _offset;                       // a durable write's offset, -1 without a position
@@ -39,7 +37,7 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
         operation._offset = offset;
         operation._isWrite = isWrite;
         operation._cancellationToken = cancellationToken;
-        short version = operation._core.Version;
+        short version = operation.Version;
         if (mayBlock)
         {
             WorkerThreads.Blocking.Queue(operation);
@@ -90,31 +88,8 @@ internal sealed class DurableOperation : IThreadPoolWorkItem, IValueTaskSource
         _handle = null;
         _source = default;
         _cancellationToken = default;
-        if (error is null)
-        {
-            _core.SetResult(true);
-        }
-        else
-        {
-            _core.SetException(error);
-        }
+        Complete(true, error);
     }
 
-    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
-
-    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
-
-    public void GetResult(short token)
-    {
-        try
-        {
-            _core.GetResult(token);
-        }
-        finally
-        {
-            _core.Reset();
-            s_pool.Return(this);
-        }
-    }
+    private protected override void Recycle() => s_pool.Return(this);
 }

@@ -1,26 +1,22 @@
-using System.Threading.Tasks.Sources;
 using Spindle.Handles;
 using Spindle.Interop;
 
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// The synchronous open on a thread-pool thread, for engines without a ring: a pooled <see cref="IValueTaskSource{T}"/>
+/// The synchronous open on a thread-pool thread, for engines without a ring: a pooled task source (<see cref="PooledTaskSource{T}"/>)
 /// that is its own work item, so an open allocates nothing beyond the handle. A token cancelled before the work
 /// item runs completes it as cancelled without opening; once <c>open(2)</c> started, the open runs to its end. A FIFO,
 /// whose open waits for its other end, is handed to <see cref="CancellableBlockingOpen"/>, which its token cancels at
 /// any time (one <c>statx</c> of the path on the pool thread finds it; a path that becomes a FIFO after that opens
 /// here).
 /// </summary>
-internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadPoolWorkItem
+internal sealed unsafe class PoolOpen : PooledTaskSource<OpenedHandle>, IThreadPoolWorkItem
 {
     private static readonly OperationPool<PoolOpen> s_pool = new(256);
 
-    private ManualResetValueTaskSourceCore<OpenedHandle> _core; // completed on the pool thread that ran the open
     private OpenRequest _request;
     private CancellationToken _cancellationToken;
-
-    private PoolOpen() => _core.RunContinuationsAsynchronously = false;
 
     /// <summary>Queues the open.</summary>
     internal static ValueTask<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken)
@@ -28,7 +24,7 @@ internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadP
         PoolOpen operation = s_pool.TryRent() ?? new PoolOpen();
         operation._request = request;
         operation._cancellationToken = cancellationToken;
-        short version = operation._core.Version;
+        short version = operation.Version;
         // preferLocal as the engine's other operations (ThreadPoolEngine.Queue): a caller that blocks on the result is helped first.
         System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
         return new ValueTask<OpenedHandle>(operation, version);
@@ -39,7 +35,7 @@ internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadP
         CancellationToken cancellationToken = _cancellationToken;
         if (cancellationToken.IsCancellationRequested)
         {
-            _core.SetException(new OperationCanceledException(cancellationToken));
+            Complete(default, new OperationCanceledException(cancellationToken));
             return;
         }
         if (IsFifo(_request.FullPath))
@@ -51,11 +47,11 @@ internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadP
         try
         {
             var handle = FileOpener.Open(ref _request, out OpenedFile opened);
-            _core.SetResult(new OpenedHandle(handle, opened));
+            Complete(new OpenedHandle(handle, opened), null);
         }
         catch (Exception e)
         {
-            _core.SetException(e);
+            Complete(default, e);
         }
     }
 
@@ -64,15 +60,11 @@ internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadP
     {
         if (open.IsCompletedSuccessfully)
         {
-            _core.SetResult(open.Result);
-        }
-        else if (open.IsCanceled)
-        {
-            _core.SetException(new OperationCanceledException(_cancellationToken));
+            Complete(open.Result, null);
         }
         else
         {
-            _core.SetException(open.Exception!.InnerException!);
+            Complete(default, open.IsCanceled ? new OperationCanceledException(_cancellationToken) : open.Exception!.InnerException!);
         }
     }
 
@@ -83,23 +75,10 @@ internal sealed unsafe class PoolOpen : IValueTaskSource<OpenedHandle>, IThreadP
             && (status.Mode & LinuxConstants.S_IFMT) == LinuxConstants.S_IFIFO;
     }
 
-    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
-
-    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
-
-    public OpenedHandle GetResult(short token)
+    private protected override void Recycle()
     {
-        try
-        {
-            return _core.GetResult(token);
-        }
-        finally
-        {
-            _core.Reset();
-            _request = default;
-            _cancellationToken = default;
-            s_pool.Return(this);
-        }
+        _request = default;
+        _cancellationToken = default;
+        s_pool.Return(this);
     }
 }

@@ -115,7 +115,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
     }
 
     private Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
-        => Router.Route(kind, facts, length, fileOffset, useFastPath, othersInFlight: true, Kind);
+        => Router.Route(kind, facts, length, fileOffset, useFastPath, Kind);
 
     private ThreadPoolOperation Rent(IoEngine routedBy = IoEngine.ThreadPool)
     {

@@ -1,4 +1,3 @@
-using System.Threading.Tasks.Sources;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Handles;
@@ -11,7 +10,7 @@ namespace Spindle.Engines.ThreadPool;
 /// completes its own <see cref="ValueTask"/>: the work item and the task source are the same pooled
 /// object, so a steady stream of operations allocates nothing.
 /// </summary>
-internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSource<int>, IValueTaskSource<long>, IValueTaskSource
+internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkItem
 {
     private enum OperationKind : byte
     {
@@ -23,7 +22,6 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
     }
 
     private readonly OperationPool<ThreadPoolOperation> _pool; // where the object goes back after GetResult
-    private ManualResetValueTaskSourceCore<long> _core;        // continuations run inline on the pool thread, as System.IO's do
     private OperationKind _kind;
     private SafeFileHandle? _handle;
     private Memory<byte> _buffer;                              // Read's destination
@@ -33,12 +31,8 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
     private long _offset;                                      // negative: the handle has no position
     private long _prefix;                                      // bytes an earlier step (the fast path) already read
     private CancellationToken _cancellationToken;
-    private int _waiting;                                      // 1 while a thread blocks in GetResult before completion
-    private ManualResetEventSlim? _completed;                  // what that thread waits on; made once, reused
 
     internal ThreadPoolOperation(OperationPool<ThreadPoolOperation> pool) => _pool = pool;
-
-    internal short Version => _core.Version;
 
     /// <summary>The descriptor-and-direction key under which <see cref="ReadinessWaiter"/> released this operation, or -1.</summary>
     internal long ReadinessKey { get; set; } = -1;
@@ -177,36 +171,7 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         _buffers = null;
         _sources = null;
         _cancellationToken = default;
-        if (error is null)
-        {
-            _core.SetResult(result);
-        }
-        else
-        {
-            _core.SetException(error);
-        }
-        // Pairs with the fence in WaitForCompletion: either the waiter sees the result, or we see it waiting.
-        Interlocked.MemoryBarrier();
-        if (Volatile.Read(ref _waiting) != 0)
-        {
-            _completed!.Set();
-        }
-    }
-
-    // GetResult before completion (sync-over-async, which System.IO's tasks allow too): block until the pool thread is done.
-    private void WaitForCompletion(short token)
-    {
-        ManualResetEventSlim completed = _completed ??= new ManualResetEventSlim(false, spinCount: 1);
-        completed.Reset();
-        Volatile.Write(ref _waiting, 1);
-        Interlocked.MemoryBarrier();
-        // A late Set from the object's previous use may wake us early: wait again until the result is there.
-        while (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
-        {
-            completed.Wait();
-            completed.Reset();
-        }
-        _waiting = 0;
+        Complete(result, error); // continuations run inline on the pool thread, as System.IO's do
     }
 
     private long Run(SafeFileHandle handle, string? path)
@@ -236,33 +201,7 @@ internal sealed class ThreadPoolOperation : IThreadPoolWorkItem, IValueTaskSourc
         }
     }
 
-    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
-
-    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
-
-    int IValueTaskSource<int>.GetResult(short token) => (int)GetResultAndRelease(token);
-
-    long IValueTaskSource<long>.GetResult(short token) => GetResultAndRelease(token);
-
-    void IValueTaskSource.GetResult(short token) => GetResultAndRelease(token);
-
-    private long GetResultAndRelease(short token)
-    {
-        if (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
-        {
-            WaitForCompletion(token);
-        }
-        try
-        {
-            return _core.GetResult(token);
-        }
-        finally
-        {
-            _core.Reset();
-            _pool.Return(this);
-        }
-    }
+    private protected override void Recycle() => _pool.Return(this);
 
     // Pool threads, or Spindle's threads for calls that may wait for ever.
     private static IoMechanism RanOn => Thread.CurrentThread.IsThreadPoolThread ? IoMechanism.Pool : IoMechanism.Blocking;

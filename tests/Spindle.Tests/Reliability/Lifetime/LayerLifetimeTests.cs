@@ -289,7 +289,7 @@ public class LayerLifetimeTests(ITestOutputHelper output)
                     Interlocked.Increment(ref refused);
                 }
             }))];
-            SpinWait.SpinUntil(() => Volatile.Read(ref completed) >= before + round * 3, 5000);
+            await UntilAsync(() => Volatile.Read(ref completed) >= before + round * 3, 5000);
             if (round % 2 == 0)
             {
                 stream.Dispose();

@@ -78,7 +78,7 @@ public class StreamLifetimeTests(ITestOutputHelper output)
                 }
             }))];
             // Dispose after a few of this round's operations completed (none in round 0): the rest are queued or running.
-            SpinWait.SpinUntil(() => Volatile.Read(ref completed) >= before + round * 6, 5000);
+            await UntilAsync(() => Volatile.Read(ref completed) >= before + round * 6, 5000);
             await stream.DisposeAsync();
             await Task.WhenAll(pending);
         }

@@ -1,0 +1,98 @@
+using System.Threading.Tasks.Sources;
+
+namespace Spindle.Engines;
+
+/// <summary>
+/// The <see cref="IValueTaskSource{T}"/> contract every pooled operation of the engines shares, written once, as
+/// Channels' <c>AsyncOperation</c> does: the version, the continuation and the result (<see cref="ManualResetValueTaskSourceCore{TResult}"/>),
+/// completion (<see cref="Complete"/>), a synchronous wait for a caller that asks for the result before completion
+/// (sync-over-async, which System.IO's tasks allow too), and the return to the pool once the result is taken. A
+/// subclass says only what is its own: what it runs, and where it goes back (<see cref="Recycle"/>). Continuations
+/// run on the thread that completes the operation.
+/// </summary>
+internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSource
+{
+    private ManualResetValueTaskSourceCore<T> _core;
+    private int _waiting;                       // 1 while a thread blocks in GetResult before completion
+    private ManualResetEventSlim? _completed;   // what that thread waits on; made once, reused
+
+    /// <summary>The version the operation's <see cref="ValueTask"/> must carry; read before the operation is started.</summary>
+    internal short Version => _core.Version;
+
+    /// <summary>Completes the task with <paramref name="result"/>, or with <paramref name="error"/> when there is one, and wakes a thread that waits for it.</summary>
+    private protected void Complete(T result, Exception? error)
+    {
+        if (error is null)
+        {
+            _core.SetResult(result);
+        }
+        else
+        {
+            _core.SetException(error);
+        }
+        // Pairs with the fence in WaitUntilCompleted: either the waiter sees the result, or we see it waiting.
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _waiting) != 0)
+        {
+            _completed!.Set();
+        }
+    }
+
+    /// <summary>
+    /// Called when the result is asked for before completion; blocks until <see cref="Complete"/>. An operation that
+    /// can finish itself on the waiting thread (the ring's, which reaps its own completion) does that first.
+    /// </summary>
+    private protected virtual void WaitForCompletion(short token) => WaitUntilCompleted(token);
+
+    /// <summary>Blocks the calling thread until <see cref="Complete"/> has run for this version.</summary>
+    private protected void WaitUntilCompleted(short token)
+    {
+        ManualResetEventSlim completed = _completed ??= new ManualResetEventSlim(false, spinCount: 1);
+        completed.Reset();
+        Volatile.Write(ref _waiting, 1);
+        Interlocked.MemoryBarrier();
+        // A late Set from the object's previous use may wake us early: wait again until the result is there.
+        while (_core.GetStatus(token) == ValueTaskSourceStatus.Pending)
+        {
+            completed.Wait();
+            completed.Reset();
+        }
+        _waiting = 0;
+    }
+
+    /// <summary>Whether the task of <paramref name="token"/> has not completed yet.</summary>
+    private protected bool IsPending(short token) => _core.GetStatus(token) == ValueTaskSourceStatus.Pending;
+
+    /// <summary>Forgets what the operation held and gives it back to its pool (the result has been taken; never touch it afterwards).</summary>
+    private protected abstract void Recycle();
+
+    public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
+
+    public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
+        => _core.OnCompleted(continuation, state, token, flags);
+
+    public T GetResult(short token)
+    {
+        if (IsPending(token))
+        {
+            WaitForCompletion(token);
+        }
+        try
+        {
+            return _core.GetResult(token);
+        }
+        finally
+        {
+            _core.Reset();
+            Recycle();
+        }
+    }
+
+    void IValueTaskSource.GetResult(short token) => GetResult(token);
+}
+
+/// <summary>A pooled operation that transfers bytes: its task is a <see cref="ValueTask{Int32}"/>, a <see cref="ValueTask{Int64}"/> or a <see cref="ValueTask"/>.</summary>
+internal abstract class TransferTaskSource : PooledTaskSource<long>, IValueTaskSource<int>
+{
+    int IValueTaskSource<int>.GetResult(short token) => (int)GetResult(token);
+}

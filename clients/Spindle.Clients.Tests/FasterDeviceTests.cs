@@ -175,7 +175,7 @@ public sealed class FasterDeviceTests
         var device = new SpindleDevice(Path.Combine(directory.Path, "device"), new SpindleDeviceOptions { Engine = engine });
         device.Initialize(SegmentSize);
         using var buffer = new NativeBuffer(4096, 4096);
-        var outcome = CallbackDisposeRace.Run(callback => device.ReadAsync(0, 0, buffer.Address, 4096, (_, _, _) => callback(), null), () => device.PendingOperations, device.Dispose);
+        var outcome = CallbackDisposeRace.Run(callback => device.ReadAsync(0, 0, buffer.Address, 4096, (_, _, _) => callback(), null!), () => device.PendingOperations, device.Dispose);
 
         Assert.Equal(1, outcome.PendingInsideCallback); // counted out only after its callback returned
         Assert.False(outcome.CallbackRunningWhenDisposeReturned);
@@ -201,7 +201,7 @@ public sealed class FasterDeviceTests
 
         device.RemoveSegment(0);
         var done = new TaskCompletionSource();
-        device.RemoveSegmentAsync(1, _ => done.SetResult(), null);
+        device.RemoveSegmentAsync(1, _ => done.SetResult(), null!);
         await done.Task;
         Assert.False(File.Exists(Path.Combine(directory.Path, "device.0")));
         Assert.False(File.Exists(Path.Combine(directory.Path, "device.1")));

@@ -52,7 +52,7 @@ internal sealed partial class IoUringEngine
         }
         if (queued)
         {
-            Thread.Flush(); // the batch's reads go to the kernel together, from this thread
+            Thread.Flush(runInline: false); // the batch's reads go to the kernel together, from this thread
         }
         return batch.Release();
     }

@@ -165,7 +165,7 @@ internal sealed unsafe class RingThread
                 }
             }
         }
-        Flush();
+        Flush(runInline: false);
     }
 
     /// <summary>
@@ -185,15 +185,18 @@ internal sealed unsafe class RingThread
     internal void RequestCancel(IoUringOperation operation, uint generation)
     {
         _driver.EnqueueCancel(operation, generation);
-        Flush();
+        Flush(runInline: false);
     }
 
     /// <summary>
     /// Drives the ring once on the calling thread without blocking: places what is queued, submits it, takes the
-    /// completions the kernel has ready, then runs inline completions. When another thread drives the ring now,
-    /// that thread does it before it lets go. Returns how many completions were taken here.
+    /// completions the kernel has ready, then runs inline completions — unless <paramref name="runInline"/> is false:
+    /// a thread inside a call that starts an operation (a submission, a batch, a cancellation) must not run other
+    /// operations' continuations on its stack, where one that waits for the operation being started (a device's
+    /// Dispose from its callback) would wait for ever; it leaves them to the ring's thread. When another thread
+    /// drives the ring now, that thread does it before it lets go. Returns how many completions were taken here.
     /// </summary>
-    internal int Flush()
+    internal int Flush(bool runInline = true)
     {
         int taken = 0;
         while (true)
@@ -219,16 +222,19 @@ internal sealed unsafe class RingThread
             {
                 _gate.Exit();
             }
-            RunInline();
+            if (runInline)
+            {
+                RunInline();
+            }
             Interlocked.MemoryBarrier();
             if (!again && Volatile.Read(ref _flushWanted) == 0)
             {
                 break;
             }
         }
-        if (_driver.WorkersWaiting)
+        if (_driver.WorkersWaiting || (!runInline && !_inline.IsEmpty))
         {
-            WakeIfSleeping(); // requests for io-wq workers go in from the ring's thread only
+            WakeIfSleeping(); // requests for io-wq workers go in from the ring's thread only; it runs inline completions left here
         }
         return taken;
     }

@@ -13,29 +13,11 @@ internal static class FileRequestsInFlight
     /// <summary>Whether no request on a file or block device is in flight now.</summary>
     internal static bool None => Volatile.Read(ref s_count) == 0;
 
-    /// <summary>A request starts on a pool thread (before it is queued anywhere).</summary>
+    /// <summary>A request starts, on a pool thread or the ring (before it is queued anywhere).</summary>
     internal static void Enter() => Interlocked.Increment(ref s_count);
 
-    /// <summary>A request on a pool thread finished (before its continuation runs, so that a loop's next request sees it gone).</summary>
+    /// <summary>A request finished (before its continuation runs, so that a loop's next request sees it gone).</summary>
     internal static void Leave() => Interlocked.Decrement(ref s_count);
-
-    /// <summary>An operation starts on the ring (before it is queued there); <paramref name="fileRequest"/>: on a file or block device.</summary>
-    internal static void EnterRing(bool fileRequest)
-    {
-        if (fileRequest)
-        {
-            Enter();
-        }
-    }
-
-    /// <summary>An operation on the ring finished.</summary>
-    internal static void LeaveRing(bool fileRequest)
-    {
-        if (fileRequest)
-        {
-            Leave();
-        }
-    }
 
     /// <summary>Counts a request that never finishes until disposed (tests: makes every data sync and durable write see another in flight, so it goes to the ring).</summary>
     internal static HeldRequest Hold()

@@ -36,7 +36,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
 
     /// <summary>
     /// Queues a completion (any thread; never blocks, never runs user code). An operation's entry carries its
-    /// <paramref name="generation"/>: a waiter may take the operation first (<see cref="IoUringOperation.RunQueued"/>
+    /// <paramref name="generation"/>: a waiter may take the operation first (<see cref="RingOperation.RunQueued"/>
     /// then skips the stale entry).
     /// </summary>
     internal void Post(IThreadPoolWorkItem completion, uint generation = 0)
@@ -109,7 +109,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
 
     private static void Run((IThreadPoolWorkItem Item, uint Generation) entry)
     {
-        if (entry.Item is IoUringOperation operation)
+        if (entry.Item is RingOperation operation)
         {
             operation.RunQueued(entry.Generation);
         }

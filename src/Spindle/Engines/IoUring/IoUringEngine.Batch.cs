@@ -64,7 +64,7 @@ internal sealed partial class IoUringEngine
     /// </summary>
     private bool StartBatchMember(IoUringBatch batch, in BatchReadRequest request, int index, bool tryFastPath, int prefix, CancellationToken cancellationToken)
     {
-        IoUringOperation? operation = null;
+        RingTransfer? operation = null;
         try
         {
             SafeFileHandle handle = request.Handle;
@@ -104,20 +104,19 @@ internal sealed partial class IoUringEngine
                     }
                     return false;
             }
-            operation = Rent(facts.MayBlockIndefinitely);
+            operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
             operation.PrepareRead(handle, buffer, offset, prefix);
         }
         catch (Exception e)
         {
-            if (operation is not null)
-            {
-                Abandon(operation);
-            }
-            batch.MemberCompleted(index, 0, e, onRing: false);
+            batch.MemberCompleted(index, 0, operation is null ? e : Operations.Abandon(operation, e), onRing: false);
             return false;
         }
         operation.JoinBatch(batch, index);
-        FileRequestsInFlight.EnterRing(fileRequest: !operation.MayBlock); // left in IoUringOperation.Complete, as for a single request
+        if (!operation.MayBlock)
+        {
+            FileRequestsInFlight.Enter(); // left in RingOperation.Finish
+        }
         operation.Arm(cancellationToken);
         Thread.Queue(operation);
         return true;

@@ -54,18 +54,7 @@ internal sealed partial class IoUringEngine
             case Mechanism.Inline:
                 return SyncEngine.FlushData(handle);
         }
-        // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
-        IoUringOperation operation = Rent(mayBlock: false);
-        try
-        {
-            operation.PrepareDataSync(handle);
-        }
-        catch (Exception e)
-        {
-            Abandon(operation);
-            return ValueTask.FromException(e);
-        }
-        return new ValueTask(operation, Start(operation, cancellationToken));
+        return SyncOnRing(handle, dataOnly: true, cancellationToken);
     }
 
     public override ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
@@ -93,15 +82,14 @@ internal sealed partial class IoUringEngine
     /// <summary>The ring's durable write, whatever the router would choose (the executor; tests call it directly).</summary>
     internal ValueTask WriteDurableOnRingAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool mayBlock, CancellationToken cancellationToken)
     {
-        IoUringOperation operation = Rent(mayBlock);
+        RingDurableWrite operation = Operations.Rent(Operations.DurableWrites, mayBlock);
         try
         {
-            operation.PrepareWriteDurable(handle, buffer, fileOffset, dataSyncFlag: !_dataSyncWritesRefused);
+            operation.Prepare(handle, buffer, fileOffset, dataSyncFlag: !_dataSyncWritesRefused);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException(e);
+            return ValueTask.FromException(Operations.Abandon(operation, e));
         }
         return new ValueTask(operation, Start(operation, cancellationToken));
     }

@@ -29,15 +29,14 @@ internal sealed partial class IoUringEngine
     internal ValueTask<int> OpenAtAsync(string fullPath, int flags, int permissions, CancellationToken cancellationToken)
     {
         // An open may wait for ever (a FIFO without its other end): it goes in the lane of such operations.
-        IoUringOperation operation = Rent(mayBlock: true);
+        RingOpenAt operation = Operations.Rent(Operations.Opens, mayBlock: true);
         try
         {
-            operation.PrepareOpen(fullPath, flags, permissions);
+            operation.Prepare(fullPath, flags, permissions);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException<int>(e);
+            return ValueTask.FromException<int>(Operations.Abandon(operation, e));
         }
         return new ValueTask<int>(operation, Start(operation, cancellationToken));
     }
@@ -45,8 +44,8 @@ internal sealed partial class IoUringEngine
     /// <summary><c>close(fd)</c> on the ring, of a descriptor no one else holds; not cancellable, its errors ignored.</summary>
     internal ValueTask CloseDescriptorAsync(int fd)
     {
-        IoUringOperation operation = Rent(mayBlock: false);
-        operation.PrepareClose(fd);
+        RingClose operation = Operations.Rent(Operations.Closes, mayBlock: false);
+        operation.Prepare(fd);
         return new ValueTask(operation, Start(operation, CancellationToken.None));
     }
 }

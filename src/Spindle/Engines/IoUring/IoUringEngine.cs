@@ -7,7 +7,7 @@ using Spindle.Interop;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="IoUringOperation"/> and
+/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="RingOperation"/> and
 /// queue it; one ring thread (<see cref="RingThread"/>) turns everything queued into SQEs, submits
 /// them in one <c>io_uring_enter</c> and delivers the completions. Cached reads complete on the
 /// caller's thread through the page-cache fast path first; small writes that are only a copy into
@@ -21,13 +21,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
     private static long s_retryAt;                  // Environment.TickCount64 before which a failed start is not retried
     private static readonly object s_startGate = new();
 
-    private readonly OperationPool<IoUringOperation> _pool = new(4096);
-    private readonly Lock _tableLock = new();
-    private IoUringOperation?[] _operations = new IoUringOperation?[64]; // slot id → operation, replaced when it grows
-    private int _operationCount;                                          // slots ever handed out (the table's high-water mark)
-    private readonly Stack<int> _freeSlots = new();                       // slots of operations the full pool let go, reused first
+    private IoUringEngine(RingThread thread)
+    {
+        Thread = thread;
+        Operations = new RingOperations(this);
+    }
 
-    private IoUringEngine(RingThread thread) => Thread = thread;
+    /// <summary>The engine's operations: a pool per kind of request, and the table of slots a CQE's user data names.</summary>
+    internal RingOperations Operations { get; }
 
     /// <summary>
     /// The engine, or null when io_uring cannot be used now (the reason is in <see cref="UnavailableReason"/>):
@@ -133,15 +134,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken, Kind);
         }
-        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
+        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareRead(handle, buffer, fileOffset, prefix);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException<int>(e);
+            return ValueTask.FromException<int>(Operations.Abandon(operation, e));
         }
         return new ValueTask<int>(operation, Start(operation, cancellationToken));
     }
@@ -161,15 +161,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken, Kind);
         }
-        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
+        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareWrite(handle, buffer, fileOffset);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException(e);
+            return ValueTask.FromException(Operations.Abandon(operation, e));
         }
         return new ValueTask(operation, Start(operation, cancellationToken));
     }
@@ -193,15 +192,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
         }
-        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
+        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareReadVectors(handle, buffers, fileOffset);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException<long>(e);
+            return ValueTask.FromException<long>(Operations.Abandon(operation, e));
         }
         return new ValueTask<long>(operation, Start(operation, cancellationToken));
     }
@@ -221,15 +219,14 @@ internal sealed partial class IoUringEngine : FileIoEngine
             case Mechanism.Blocking:
                 return ThreadPoolEngine.Instance.WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
         }
-        IoUringOperation operation = Rent(facts.MayBlockIndefinitely);
+        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
         try
         {
             operation.PrepareWriteVectors(handle, buffers, fileOffset);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException(e);
+            return ValueTask.FromException(Operations.Abandon(operation, e));
         }
         return new ValueTask(operation, Start(operation, cancellationToken));
     }
@@ -240,15 +237,21 @@ internal sealed partial class IoUringEngine : FileIoEngine
         {
             return SyncEngine.FlushToDisk(handle);
         }
-        IoUringOperation operation = Rent(mayBlock: false); // fsync always finishes
+        return SyncOnRing(handle, dataOnly: false, cancellationToken);
+    }
+
+    /// <summary>An <c>fsync</c> (or with <paramref name="dataOnly"/> an <c>fdatasync</c>) on the ring.</summary>
+    private ValueTask SyncOnRing(SafeFileHandle handle, bool dataOnly, CancellationToken cancellationToken)
+    {
+        // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
+        RingSync operation = Operations.Rent(Operations.Syncs, mayBlock: false);
         try
         {
-            operation.PrepareFsync(handle);
+            operation.Prepare(handle, dataOnly);
         }
         catch (Exception e)
         {
-            Abandon(operation);
-            return ValueTask.FromException(e);
+            return ValueTask.FromException(Operations.Abandon(operation, e));
         }
         return new ValueTask(operation, Start(operation, cancellationToken));
     }
@@ -257,86 +260,20 @@ internal sealed partial class IoUringEngine : FileIoEngine
     /// Hands a prepared operation to the ring and returns the version its <see cref="ValueTask"/> must carry, read
     /// before the submission: once submitted, the operation may complete and be reused before this returns.
     /// </summary>
-    private short Start(IoUringOperation operation, CancellationToken cancellationToken)
+    internal short Start(RingOperation operation, CancellationToken cancellationToken)
     {
         short version = operation.Version;
-        FileRequestsInFlight.EnterRing(fileRequest: !operation.MayBlock); // left in IoUringOperation.Complete
+        if (!operation.MayBlock)
+        {
+            FileRequestsInFlight.Enter(); // left in RingOperation.Finish
+        }
         operation.Arm(cancellationToken);
         Thread.Submit(operation);
         return version;
     }
 
-    /// <summary>The operation in a slot (ring thread, for a CQE's user data).</summary>
-    internal IoUringOperation? Lookup(int id)
-    {
-        IoUringOperation?[] table = Volatile.Read(ref _operations);
-        return (uint)id < (uint)table.Length ? table[id] : null;
-    }
-
-    internal void RequestCancel(IoUringOperation operation, uint generation) => Thread.RequestCancel(operation, generation);
-
-    /// <summary>Pools a finished operation, or retires it when the pool is full so that its slot and memory are freed.</summary>
-    internal void Return(IoUringOperation operation)
-    {
-        if (!_pool.Return(operation))
-        {
-            Retire(operation);
-        }
-    }
+    internal void RequestCancel(RingOperation operation, uint generation) => Thread.RequestCancel(operation, generation);
 
     /// <summary>Slots whose operation is alive (pooled or in use); what a burst beyond the pool leaves behind is freed.</summary>
-    internal int LiveOperationSlots
-    {
-        get
-        {
-            lock (_tableLock)
-            {
-                return _operationCount - _freeSlots.Count;
-            }
-        }
-    }
-
-    /// <summary>An operation that never reached the ring: let go of what it holds and pool it.</summary>
-    private void Abandon(IoUringOperation operation)
-    {
-        operation.ReleaseResources();
-        Return(operation);
-    }
-
-    // Only operations the kernel is done with come here, so no CQE can name the slot until it is reused.
-    private void Retire(IoUringOperation operation)
-    {
-        operation.FreeNativeMemory();
-        lock (_tableLock)
-        {
-            _operations[operation.Id] = null;
-            _freeSlots.Push(operation.Id);
-        }
-    }
-
-    private IoUringOperation Rent(bool mayBlock)
-    {
-        IoUringOperation operation = _pool.TryRent() ?? CreateOperation();
-        operation.MayBlock = mayBlock;
-        operation.Inline = InlineCompletions.Active;
-        return operation;
-    }
-
-    private IoUringOperation CreateOperation()
-    {
-        lock (_tableLock)
-        {
-            int id = _freeSlots.Count > 0 ? _freeSlots.Pop() : _operationCount++;
-            IoUringOperation?[] table = _operations;
-            if (id == table.Length)
-            {
-                Array.Resize(ref table, table.Length * 2);
-            }
-            var operation = new IoUringOperation(this, id);
-            table[id] = operation;
-            // Publish the (possibly new) table before the operation can reach the ring thread.
-            Volatile.Write(ref _operations, table);
-            return operation;
-        }
-    }
+    internal int LiveOperationSlots => Operations.LiveSlots;
 }

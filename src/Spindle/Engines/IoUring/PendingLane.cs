@@ -11,10 +11,10 @@ namespace Spindle.Engines.IoUring;
 /// </summary>
 internal sealed class PendingLane
 {
-    private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _queue = new();
+    private readonly ConcurrentQueue<(RingOperation Operation, uint Generation)> _queue = new();
     // Taken from the queue but not yet placed for want of room. (ConcurrentQueue.TryPeek is avoided:
     // it pins the queue's segment and makes every later enqueue allocate.)
-    private (IoUringOperation Operation, uint Generation)? _carried;
+    private (RingOperation Operation, uint Generation)? _carried;
 
     /// <summary>The most operations of this class the kernel may hold at once.</summary>
     internal int Budget { get; set; }
@@ -37,7 +37,7 @@ internal sealed class PendingLane
     internal bool IsEmpty => _carried is null && _queue.IsEmpty;
 
     /// <summary>Queues an armed operation (any thread).</summary>
-    internal void Enqueue(IoUringOperation operation)
+    internal void Enqueue(RingOperation operation)
     {
         Interlocked.Increment(ref _queued);
         _queue.Enqueue((operation, operation.Generation));
@@ -49,11 +49,11 @@ internal sealed class PendingLane
     internal int Queued => Volatile.Read(ref _queued);
 
     /// <summary>The next live entry (ring thread); stale entries of completed operations are dropped.</summary>
-    internal bool TryTake(out IoUringOperation operation)
+    internal bool TryTake(out RingOperation operation)
     {
         while (true)
         {
-            (IoUringOperation Operation, uint Generation) entry;
+            (RingOperation Operation, uint Generation) entry;
             if (_carried is { } carried)
             {
                 entry = carried;
@@ -68,7 +68,7 @@ internal sealed class PendingLane
             {
                 Interlocked.Decrement(ref _queued);
             }
-            if (entry.Operation.Generation == entry.Generation && entry.Operation.State == IoUringOperation.OperationState.Queued)
+            if (entry.Operation.Generation == entry.Generation && entry.Operation.State == RingOperation.OperationState.Queued)
             {
                 operation = entry.Operation;
                 return true;
@@ -77,5 +77,5 @@ internal sealed class PendingLane
     }
 
     /// <summary>Puts back the operation just taken, to be placed first next time (ring thread).</summary>
-    internal void CarryOver(IoUringOperation operation) => _carried = (operation, operation.Generation);
+    internal void CarryOver(RingOperation operation) => _carried = (operation, operation.Generation);
 }

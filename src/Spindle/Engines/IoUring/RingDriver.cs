@@ -27,10 +27,10 @@ internal sealed unsafe class RingDriver
     private readonly PendingLane _regular = new();   // regular files and block devices: always finish
     private readonly PendingLane _blocking = new();  // pipes, sockets, character devices: may wait for ever
     private readonly PendingLane _workers = new();   // opens, closes, syncs: wait in io-wq workers; placed by the ring's thread only
-    private readonly ConcurrentQueue<(IoUringOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
+    private readonly ConcurrentQueue<(RingOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
     // Need another SQE; entries carry the generation as in PendingLane.
-    private readonly Queue<(IoUringOperation Operation, uint Generation)> _retries = new();
-    private (IoUringOperation Operation, uint Generation)? _carriedCancel;
+    private readonly Queue<(RingOperation Operation, uint Generation)> _retries = new();
+    private (RingOperation Operation, uint Generation)? _carriedCancel;
     private int _inFlight;               // SQEs submitted whose CQEs have not been reaped (≤ CQ entries)
     private int _maxInFlight;            // the most SQEs ever in flight at once (for tests)
     private long _submittingEnters;      // io_uring_enter calls that submitted SQEs (for tests)
@@ -89,10 +89,10 @@ internal sealed unsafe class RingDriver
     internal int RegularInFlight => _regular.InFlight;
 
     /// <summary>Queues a prepared operation in its lane (any thread).</summary>
-    internal void Queue(IoUringOperation operation) => LaneOf(operation).Enqueue(operation);
+    internal void Queue(RingOperation operation) => LaneOf(operation).Enqueue(operation);
 
     /// <summary>Queues a cancellation (any thread).</summary>
-    internal void EnqueueCancel(IoUringOperation operation, uint generation) => _cancels.Enqueue((operation, generation));
+    internal void EnqueueCancel(RingOperation operation, uint generation) => _cancels.Enqueue((operation, generation));
 
     /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives (under the gate: never with <paramref name="wait"/>).</summary>
     internal void Enter(bool wait)
@@ -151,8 +151,8 @@ internal sealed unsafe class RingDriver
             {
                 continue;
             }
-            IoUringOperation? operation = _engine.Lookup((int)(uint)userData);
-            if (operation is null || operation.State != IoUringOperation.OperationState.InKernel || !operation.Owns(userData))
+            RingOperation? operation = _engine.Operations.Lookup((int)(uint)userData);
+            if (operation is null || operation.State != RingOperation.OperationState.InKernel || !operation.Owns(userData))
             {
                 continue;
             }
@@ -161,7 +161,7 @@ internal sealed unsafe class RingDriver
             {
                 continue; // the first CQE of a write linked to its sync: the operation waits for the second
             }
-            operation.State = IoUringOperation.OperationState.Queued;
+            operation.State = RingOperation.OperationState.Queued;
             if (operation.OnCompletion(result))
             {
                 _retries.Enqueue((operation, operation.Generation));
@@ -204,19 +204,19 @@ internal sealed unsafe class RingDriver
         // Cancellations first: a queued operation completes as cancelled at once, whatever the room.
         while (TakeCancel(out var cancel))
         {
-            IoUringOperation target = cancel.Operation;
+            RingOperation target = cancel.Operation;
             if (target.Generation != cancel.Generation || !target.CancelRequested)
             {
                 continue; // completed (and perhaps reused) already, or a write past its first byte that must finish
             }
-            if (target.State == IoUringOperation.OperationState.Queued)
+            if (target.State == RingOperation.OperationState.Queued)
             {
                 // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later.
                 target.Cancel();
                 continue;
             }
             // Only an operation the kernel holds needs ASYNC_CANCEL.
-            if (target.State == IoUringOperation.OperationState.InKernel)
+            if (target.State == RingOperation.OperationState.InKernel)
             {
                 if (!HasRoomForCancel)
                 {
@@ -262,17 +262,17 @@ internal sealed unsafe class RingDriver
         }
     }
 
-    private PendingLane LaneOf(IoUringOperation operation) => operation.MayBlock ? _blocking : operation.WaitsInWorker ? _workers : _regular;
+    private PendingLane LaneOf(RingOperation operation) => operation.MayBlock ? _blocking : operation.WaitsInWorker ? _workers : _regular;
 
     // The lanes' budgets add up to the CQ ring less the reserve, so operations never take the reserve.
-    private bool HasRoomFor(IoUringOperation operation) => LaneOf(operation).HasRoom;
+    private bool HasRoomFor(RingOperation operation) => LaneOf(operation).HasRoom;
 
     private bool HasRoomForCancel => _inFlight < _ring.CqEntries;
 
     /// <summary>Places a lane's operations while it has room; false when the SQ ring is full.</summary>
     private bool Place(PendingLane lane)
     {
-        while (lane.HasRoom && lane.TryTake(out IoUringOperation operation))
+        while (lane.HasRoom && lane.TryTake(out RingOperation operation))
         {
             if (operation.CancelRequested)
             {
@@ -289,10 +289,10 @@ internal sealed unsafe class RingDriver
     }
 
     // A queue entry is live while the operation is still that generation and not yet completed.
-    private static bool IsQueued(IoUringOperation operation, uint generation)
-        => operation.Generation == generation && operation.State == IoUringOperation.OperationState.Queued;
+    private static bool IsQueued(RingOperation operation, uint generation)
+        => operation.Generation == generation && operation.State == RingOperation.OperationState.Queued;
 
-    private bool TakeCancel(out (IoUringOperation Operation, uint Generation) cancel)
+    private bool TakeCancel(out (RingOperation Operation, uint Generation) cancel)
     {
         if (_carriedCancel is { } carried)
         {
@@ -303,7 +303,7 @@ internal sealed unsafe class RingDriver
         return _cancels.TryDequeue(out cancel);
     }
 
-    private bool TryPlace(IoUringOperation operation)
+    private bool TryPlace(RingOperation operation)
     {
         if (SyscallSeam.Enabled)
         {
@@ -337,7 +337,7 @@ internal sealed unsafe class RingDriver
         {
             operation.FillLinkedSqe(_ring.TryGetSqe());
         }
-        operation.State = IoUringOperation.OperationState.InKernel;
+        operation.State = RingOperation.OperationState.InKernel;
         _inFlight += sqes;
         if (_inFlight > _maxInFlight)
         {

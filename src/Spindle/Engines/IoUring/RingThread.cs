@@ -35,7 +35,7 @@ internal sealed unsafe class RingThread
     private bool _wakeArmed;             // whether the eventfd read is on the ring (under the gate)
     private int _sleeping;               // 1 while the thread is (about to be) blocked in io_uring_enter
     private int _flushWanted;            // 1 when a thread found the gate taken: its holder drives again before it leaves
-    private readonly System.Collections.Concurrent.ConcurrentQueue<IoUringOperation> _inline = new(); // inline completions, run by the reaper after the gate
+    private readonly System.Collections.Concurrent.ConcurrentQueue<RingOperation> _inline = new(); // inline completions, run by the reaper after the gate
 
     internal RingThread() => Completions = new CompletionQueue(this);
 
@@ -135,7 +135,7 @@ internal sealed unsafe class RingThread
     /// started together, within <see cref="EngineTunables.BatchWindowMicroseconds"/>), or fewer than <see cref="EngineTunables.SubmitBatch"/> requests waiting while a file request is in the kernel (its
     /// completion wakes the ring's thread, which submits them).
     /// </summary>
-    internal void Submit(IoUringOperation operation)
+    internal void Submit(RingOperation operation)
     {
         _driver.Queue(operation);
         if (operation.WaitsInWorker)
@@ -179,10 +179,10 @@ internal sealed unsafe class RingThread
     internal static void ReleaseHeld() => t_heldSince = 0;
 
     /// <summary>Queues a prepared operation without submitting it: a batch queues all of its operations, then calls <see cref="Flush"/> once.</summary>
-    internal void Queue(IoUringOperation operation) => _driver.Queue(operation);
+    internal void Queue(RingOperation operation) => _driver.Queue(operation);
 
     /// <summary>Queues a cancellation (any thread, from the token's callback) and sends it to the kernel.</summary>
-    internal void RequestCancel(IoUringOperation operation, uint generation)
+    internal void RequestCancel(RingOperation operation, uint generation)
     {
         _driver.EnqueueCancel(operation, generation);
         Flush(runInline: false);
@@ -273,7 +273,7 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>Completes an operation (under the gate): to its waiter, the inline queue, or the thread pool.</summary>
-    internal void Deliver(IoUringOperation operation)
+    internal void Deliver(RingOperation operation)
     {
         if (operation.TryHandToWaiter())
         {
@@ -290,7 +290,7 @@ internal sealed unsafe class RingThread
     // Inline completions run on the thread that reaped them, once it let go of the gate.
     private void RunInline()
     {
-        while (_inline.TryDequeue(out IoUringOperation? operation))
+        while (_inline.TryDequeue(out RingOperation? operation))
         {
             operation.RunQueued(operation.Generation);
         }

@@ -1,0 +1,213 @@
+using System.Buffers;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Interop;
+using Spindle.Syscalls;
+using static Spindle.Interop.IoUringConstants;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// A durable write on the ring: one <c>IORING_OP_WRITE</c> with <c>RWF_DSYNC</c>, or where the kernel refuses the flag a
+/// write and an <c>fdatasync</c> linked in one submission (<c>IOSQE_IO_LINK</c>). The linked pair is one operation with
+/// two SQEs and two CQEs; it stays with the kernel until both arrived. Success is reported only for a write whose every
+/// byte was written and then covered by a sync that succeeded: a short write breaks the link (the sync completes with
+/// <c>-ECANCELED</c>) or is followed by a sync that covered only what was written, and in both cases the rest is written
+/// and the sync submitted again.
+/// </summary>
+internal sealed unsafe class RingDurableWrite : RingOperation, IRingOperationKind<RingDurableWrite>
+{
+    private const byte IOSQE_IO_LINK = 1 << 2;     // the next SQE starts only after this one completed in full
+    private const ulong LinkedSyncTag = 1UL << 63; // flipped in the user data of the linked sync's SQE, to tell its CQE apart
+
+    private enum DurableStep : byte
+    {
+        DataSyncWrite, // one IORING_OP_WRITE with RWF_DSYNC: every byte it reports written is durable
+        WriteThenSync, // IORING_OP_WRITE linked to IORING_OP_FSYNC(DATASYNC)
+        SyncOnly,      // the write is done; the sync after it must be submitted again
+    }
+
+    private MemoryHandle _pin;      // the bytes, pinned until the last CQE
+    private byte* _address;         // where the next byte comes from
+    private uint _remaining;        // bytes still to write
+    private DurableStep _step;      // the next SQE(s)
+    private int _cqesPending;       // CQEs still to come for the SQEs in flight (2 for a linked pair)
+    private int _writeResult;       // the linked write's CQE result
+    private int _syncResult;        // the linked sync's CQE result
+    private bool _shortenNext;      // the test seam asked for a short write on the next SQE
+
+    private RingDurableWrite(IoUringEngine engine, int id)
+        : base(engine, id)
+    {
+    }
+
+    static RingDurableWrite IRingOperationKind<RingDurableWrite>.Create(IoUringEngine engine, int id) => new(engine, id);
+
+    internal override bool WaitsInWorker => true;
+
+    // A write that has handed bytes to the kernel goes on to the end (its sync included).
+    private protected override bool GoesOnAfterCancel => _transferred > 0;
+
+    internal override int SqeCount => _step == DurableStep.WriteThenSync ? 2 : 1;
+
+    internal override bool Owns(ulong userData) => userData == UserData || (SqeCount == 2 && userData == (UserData ^ LinkedSyncTag));
+
+    internal void Prepare(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, bool dataSyncFlag)
+    {
+        Begin(handle, fd: -1, offset);
+        _step = dataSyncFlag ? DurableStep.DataSyncWrite : DurableStep.WriteThenSync;
+        _pin = buffer.Pin();
+        _address = (byte*)_pin.Pointer;
+        _remaining = (uint)buffer.Length;
+    }
+
+    internal override bool AwaitsAnotherCompletion(ulong userData, int result)
+    {
+        if (SqeCount == 1)
+        {
+            return false;
+        }
+        if (userData == UserData)
+        {
+            _writeResult = result;
+        }
+        else
+        {
+            _syncResult = result;
+        }
+        return --_cqesPending > 0;
+    }
+
+    internal override void FillSqe(IoUringSqe* sqe)
+    {
+        sqe->Fd = _fd;
+        sqe->UserData = UserData;
+        _cqesPending = SqeCount;
+        if (_step == DurableStep.SyncOnly)
+        {
+            RingSync.FillSync(sqe, dataOnly: true);
+            _engine.CountDataSync();
+            return;
+        }
+        sqe->Opcode = IORING_OP_WRITE;
+        sqe->Offset = _offset >= 0 ? (ulong)_offset : ulong.MaxValue;
+        sqe->Address = (ulong)_address;
+        sqe->Length = _remaining; // the fault seam may shorten it after this (ApplyFault)
+        if (_step == DurableStep.DataSyncWrite)
+        {
+            sqe->OpFlags = Libc.RWF_DSYNC;
+            _engine.CountDataSyncWrite();
+            return;
+        }
+        sqe->Flags = IOSQE_IO_LINK;
+        _engine.CountLinkedWrite();
+    }
+
+    /// <summary>Fills the second SQE of a linked write: the <c>fdatasync</c> that runs only if the write completed in full (ring thread).</summary>
+    internal override void FillLinkedSqe(IoUringSqe* sqe)
+    {
+        sqe->Fd = _fd;
+        sqe->UserData = UserData ^ LinkedSyncTag;
+        RingSync.FillSync(sqe, dataOnly: true);
+    }
+
+    private protected override bool OnResult(int result)
+    {
+        if (_step == DurableStep.SyncOnly)
+        {
+            return OnSyncResult(result);
+        }
+        if (_step == DurableStep.DataSyncWrite)
+        {
+            if (result >= 0)
+            {
+                Wrote(result);
+                // Each RWF_DSYNC write made what it wrote durable; the rest follows the same way.
+                return _remaining == 0 ? Done() : ContinueUnlessCancelled();
+            }
+            if (-result is Errno.EINVAL or Errno.EOPNOTSUPP && _transferred == 0)
+            {
+                // The kernel or the file system refused RWF_DSYNC: this write, and every later one, takes the linked pair.
+                _engine.RefuseDataSyncWrites();
+                _step = DurableStep.WriteThenSync;
+                return ContinueUnlessCancelled();
+            }
+            return OnTransferError(-result);
+        }
+        int written = _writeResult;
+        int synced = _syncResult;
+        if (written < 0)
+        {
+            return OnTransferError(-written);
+        }
+        Wrote(written);
+        if (_remaining > 0)
+        {
+            // A short write: the link broke (the sync got -ECANCELED), or the sync covered only the bytes written. Either
+            // way nothing is reported yet; a sync that failed may have dropped the pages, so it fails the write.
+            if (synced < 0 && synced != -Errno.ECANCELED && synced != -Errno.EINTR && !IsUnsyncable(-synced))
+            {
+                Fail(IoErrors.ForErrno(-synced, HandlePath));
+                return false;
+            }
+            return ContinueUnlessCancelled();
+        }
+        if (synced == -Errno.ECANCELED || synced == -Errno.EINTR)
+        {
+            _step = DurableStep.SyncOnly;
+            return true; // every byte is written: the sync runs to its end, whatever the token says
+        }
+        return OnSyncResult(synced);
+    }
+
+    private bool Done()
+    {
+        Succeed(_transferred);
+        return false;
+    }
+
+    private void Wrote(int result)
+    {
+        _transferred += result;
+        _address += result;
+        _remaining -= (uint)result;
+        Advance(result);
+    }
+
+    // The fault seam has no kind for syncs; it answers for the write, and a failed linked write cancels its sync as the kernel would.
+    internal override int DecideFault()
+    {
+        if (_step == DurableStep.SyncOnly)
+        {
+            return 0;
+        }
+        SyscallFault fault = SyscallSeam.Decide(_fd, SyscallKind.Write);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
+        int errno = SyscallSeam.ErrnoOf(fault);
+        if (errno != 0 && _step == DurableStep.WriteThenSync)
+        {
+            _writeResult = -errno;
+            _syncResult = -Errno.ECANCELED;
+        }
+        return errno;
+    }
+
+    internal override void ApplyFault(IoUringSqe* sqe)
+    {
+        if (_shortenNext)
+        {
+            _shortenNext = false;
+            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
+        }
+    }
+
+    internal override void ReleaseResources()
+    {
+        _pin.Dispose();
+        _pin = default;
+        _address = null;
+        base.ReleaseResources();
+    }
+
+    internal override bool ReturnToPool() => _engine.Operations.DurableWrites.Return(this);
+}

@@ -1,0 +1,111 @@
+using System.Runtime.InteropServices;
+using System.Text;
+using Spindle.Interop;
+using static Spindle.Interop.IoUringConstants;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// An open on the ring (<c>IORING_OP_OPENAT</c>). It completes with the descriptor or the negated errno, which the
+/// caller turns into System.IO's exception off the ring thread (<see cref="Handles.FileOpener"/>); only a cancellation
+/// completes as an exception. A descriptor that arrives after its open was cancelled is closed on the ring
+/// (<c>IORING_OP_CLOSE</c>) before the operation completes as cancelled, so a cancelled open never leaves a descriptor
+/// behind.
+/// </summary>
+internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<RingOpenAt>
+{
+    // The kernel's "restart the system call" codes, which a cancelled open waiting in an io-wq worker may report.
+    private const int ERESTARTSYS = 512;
+    private const int ERESTART_RESTARTBLOCK = 516;
+
+    private byte* _path;                  // the path, NUL-terminated UTF-8, kept until the CQE; reused across operations
+    private int _pathCapacity;
+    private int _openFlags;               // the open(2) flags
+    private int _openMode;                // the permissions of a created file
+    private bool _closingLateDescriptor;  // cancelled, but the kernel opened the file anyway; its close is on the ring
+
+    private RingOpenAt(IoUringEngine engine, int id)
+        : base(engine, id)
+    {
+    }
+
+    static RingOpenAt IRingOperationKind<RingOpenAt>.Create(IoUringEngine engine, int id) => new(engine, id);
+
+    internal override bool WaitsInWorker => true;
+
+    // The close of a descriptor opened after the cancellation runs to its end.
+    private protected override bool GoesOnAfterCancel => _closingLateDescriptor;
+
+    /// <summary>An <c>openat(AT_FDCWD, path, flags, mode)</c>; the path is copied to native memory the kernel reads until the CQE.</summary>
+    internal void Prepare(string fullPath, int flags, int permissions)
+    {
+        int length = Encoding.UTF8.GetByteCount(fullPath);
+        if (length + 1 > _pathCapacity)
+        {
+            int capacity = Math.Max(length + 1, Math.Max(256, _pathCapacity * 2));
+            _path = (byte*)NativeMemory.Realloc(_path, (nuint)capacity);
+            _pathCapacity = capacity;
+        }
+        Encoding.UTF8.GetBytes(fullPath, new Span<byte>(_path, length));
+        _path[length] = 0;
+        Begin(handle: null, LinuxConstants.AT_FDCWD, offset: -1);
+        _closingLateDescriptor = false;
+        _openFlags = flags;
+        _openMode = permissions;
+    }
+
+    internal override void FillSqe(IoUringSqe* sqe)
+    {
+        sqe->Fd = _fd;
+        sqe->UserData = UserData;
+        sqe->Offset = 0;
+        if (_closingLateDescriptor)
+        {
+            sqe->Opcode = IORING_OP_CLOSE;
+            return;
+        }
+        sqe->Opcode = IORING_OP_OPENAT;
+        sqe->Address = (ulong)_path;
+        sqe->Length = (uint)_openMode;
+        sqe->OpFlags = (uint)_openFlags;
+    }
+
+    private protected override bool OnResult(int result)
+    {
+        if (_closingLateDescriptor)
+        {
+            // The close's errors are ignored, as SafeFileHandle's own close ignores them.
+            _closingLateDescriptor = false;
+            Cancel();
+            return false;
+        }
+        if (result >= 0)
+        {
+            if (_cancelRequested)
+            {
+                // The cancellation came too late for the kernel: close what it opened, then report the cancellation.
+                _fd = result;
+                _closingLateDescriptor = true;
+                return true;
+            }
+            Finish(result, null);
+            return false;
+        }
+        if (result == -Errno.EINTR || result == -Errno.ECANCELED || result is <= -ERESTARTSYS and >= -ERESTART_RESTARTBLOCK)
+        {
+            // Interrupted (a worker's wait for a FIFO's other end, a signal) or cancelled: again, unless the caller cancelled.
+            return ContinueUnlessCancelled();
+        }
+        Finish(result, null);
+        return false;
+    }
+
+    internal override void FreeNativeMemory()
+    {
+        NativeMemory.Free(_path);
+        _path = null;
+        _pathCapacity = 0;
+    }
+
+    internal override bool ReturnToPool() => _engine.Operations.Opens.Return(this);
+}

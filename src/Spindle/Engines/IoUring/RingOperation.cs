@@ -1,0 +1,387 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Handles;
+using Spindle.Interop;
+using Spindle.Syscalls;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// What every request on the ring shares: its slot (<see cref="Id"/>) and <see cref="Generation"/>, which travel
+/// through the kernel as the SQE's user data instead of a GC handle; the handle it holds until the kernel's last
+/// completion for it; cancellation; and who completes its task once the kernel is done (a thread waiting in
+/// <c>GetResult</c>, the completion queue's pool thread, or the reaper in the inline mode). The caller prepares it
+/// (handle referenced, buffers pinned); from then on only the thread that drives the ring touches it until it
+/// completes, which happens only after the kernel's last completion for it, so the buffers and the descriptor outlive
+/// every use the kernel makes of them. Each request kind is a subclass that fills its SQE and reads its CQE.
+/// </summary>
+internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWorkItem
+{
+    internal enum OperationState : byte
+    {
+        Idle,     // in the pool, or being prepared by a caller
+        Queued,   // waiting for the ring thread (pending queue or retry queue)
+        InKernel, // an SQE for it was submitted and its CQE has not arrived
+    }
+
+    private static readonly Action<object?> s_cancel = static state => ((RingOperation)state!).RequestCancel();
+
+    // Who completes the task, once the kernel is done (_delivery).
+    private const int InFlight = 0;    // nobody waits synchronously: the reaper queues it (thread pool or inline)
+    private const int Waited = 1;      // a thread waits in GetResult: the reaper completes it and wakes that thread
+    private const int Queued = 2;      // completed and queued: whoever takes the entry first completes the task
+    private const int Taken = 3;       // the task is completed (or being completed) by whoever took it
+
+    private protected readonly IoUringEngine _engine;
+    private protected HandleLease _handle;                   // held while prepared: the kernel uses the descriptor until the CQE
+    private protected int _fd;
+    private protected long _offset;                          // negative: the handle has no position
+    private protected long _transferred;                     // bytes done so far by the kernel for this operation
+    private long _result;                                    // what the operation returns, set by the ring thread before delivery
+    private Exception? _error;                               // or how it failed
+    private bool _succeeded;                                 // recorded in the metrics where the continuation runs, not on the ring thread
+    private CancellationToken _cancellationToken;
+    private CancellationTokenRegistration _registration;
+    private protected volatile bool _cancelRequested;        // the token was cancelled (CancelRequested says whether that stops the operation)
+    private int _delivery;                                   // InFlight, Waited, Queued or Taken
+
+    // Continuations run on the thread that takes the completion: a pool thread (CompletionQueue), or the reaper in the inline mode.
+    private protected RingOperation(IoUringEngine engine, int id)
+    {
+        _engine = engine;
+        Id = id;
+    }
+
+    /// <summary>This object's slot in the engine's table.</summary>
+    internal int Id { get; }
+
+    /// <summary>Bumped on every reuse, so that a late cancellation cannot hit the next operation.</summary>
+    internal uint Generation { get; private set; }
+
+    /// <summary>Where the operation is; written by the caller before queueing, then by the ring thread only.</summary>
+    internal OperationState State { get; set; }
+
+    /// <summary>
+    /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
+    /// lane for such operations. Set by the engine before queueing.
+    /// </summary>
+    internal bool MayBlock { get; set; }
+
+    /// <summary>Whether the continuation runs on the thread that reaps the completion (the inline mode) instead of a pool thread.</summary>
+    internal bool Inline { get; set; }
+
+    internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
+
+    /// <summary>Whether the operation should stop for its token (<see cref="GoesOnAfterCancel"/> says when it may not).</summary>
+    internal bool CancelRequested => _cancelRequested && !GoesOnAfterCancel;
+
+    /// <summary>
+    /// Whether the operation must go on to its end although its token was cancelled: a write that has handed bytes to
+    /// the kernel (reporting a cancellation would hide bytes a reader already has), an open closing what it opened late.
+    /// </summary>
+    private protected virtual bool GoesOnAfterCancel => false;
+
+    /// <summary>Whether the kernel serves the request in an io-wq worker (opens, closes, syncs, durable writes): it goes in from the ring's thread.</summary>
+    internal virtual bool WaitsInWorker => false;
+
+    /// <summary>SQEs the next step takes: 2 for a write linked to its sync, else 1 (ring thread).</summary>
+    internal virtual int SqeCount => 1;
+
+    /// <summary>Whether a CQE with <paramref name="userData"/> belongs to this operation's SQEs in flight.</summary>
+    internal virtual bool Owns(ulong userData) => userData == UserData;
+
+    /// <summary>A CQE of this operation arrived (ring thread); true while another is due (the first of a linked pair).</summary>
+    internal virtual bool AwaitsAnotherCompletion(ulong userData, int result) => false;
+
+    /// <summary>Fills the SQE for the next step of the operation (ring thread).</summary>
+    internal abstract void FillSqe(IoUringSqe* sqe);
+
+    /// <summary>Fills the second SQE of a step that takes two (<see cref="SqeCount"/>).</summary>
+    internal virtual void FillLinkedSqe(IoUringSqe* sqe)
+    {
+    }
+
+    /// <summary>
+    /// Handles the kernel's result for the SQE in flight (ring thread). Returns true when the operation needs another
+    /// SQE (a short write, EINTR); otherwise it has completed.
+    /// </summary>
+    internal bool OnCompletion(int result)
+    {
+        try
+        {
+            return OnResult(result);
+        }
+        catch (Exception e)
+        {
+            Fail(e);
+            return false;
+        }
+    }
+
+    /// <summary>What <see cref="OnCompletion"/> does for this kind of request.</summary>
+    private protected abstract bool OnResult(int result);
+
+    /// <summary>The test seam (<see cref="SyscallSeam"/>, armed only by tests): an errno to answer the next SQE with, or 0.</summary>
+    internal virtual int DecideFault() => 0;
+
+    /// <summary>The test seam: shortens the SQE <see cref="FillSqe"/> just filled when <see cref="DecideFault"/> asked for it.</summary>
+    internal virtual void ApplyFault(IoUringSqe* sqe)
+    {
+    }
+
+    /// <summary>The direction the metrics record for this kind of request.</summary>
+    private protected virtual IoDirection Direction => IoDirection.Write;
+
+    /// <summary>Starts a use of the object: a new generation, the handle referenced (or a bare descriptor when <paramref name="handle"/> is null).</summary>
+    private protected void Begin(SafeFileHandle? handle, int fd, long offset)
+    {
+        Generation++;
+        _offset = offset;
+        _transferred = 0;
+        _cancelRequested = false;
+        if (handle is null)
+        {
+            _handle = default;
+            _fd = fd;
+        }
+        else
+        {
+            _handle = HandleLease.Acquire(handle);
+            _fd = HandleIo.Fd(handle);
+        }
+    }
+
+    /// <summary>
+    /// Hooks up cancellation; then the operation belongs to the ring thread. A token that is already
+    /// cancelled runs <see cref="RequestCancel"/> right here, which the ring thread then sees.
+    /// </summary>
+    internal void Arm(CancellationToken cancellationToken)
+    {
+        State = OperationState.Queued;
+        _delivery = InFlight;
+        _cancellationToken = cancellationToken;
+        if (cancellationToken.CanBeCanceled)
+        {
+            _registration = cancellationToken.UnsafeRegister(s_cancel, this);
+        }
+    }
+
+    private void RequestCancel()
+    {
+        _cancelRequested = true;
+        _engine.RequestCancel(this, Generation);
+    }
+
+    private protected bool ContinueUnlessCancelled()
+    {
+        if (CancelRequested)
+        {
+            Cancel();
+            return false;
+        }
+        return true;
+    }
+
+    private protected void Advance(int bytes)
+    {
+        if (_offset >= 0)
+        {
+            _offset += bytes;
+        }
+    }
+
+    /// <summary>A read's or a write's CQE with an error: true when the operation goes on with another SQE.</summary>
+    private protected bool OnTransferError(int errno)
+    {
+        // EAGAIN is not retried: it only reaches us for O_NONBLOCK descriptors, where the synchronous
+        // path reports it too (retrying would spin the ring thread until data arrives).
+        if (errno == Errno.EINTR || errno == Errno.ECANCELED && !CancelRequested)
+        {
+            return ContinueUnlessCancelled();
+        }
+        if (errno == Errno.ECANCELED)
+        {
+            Cancel(); // the kernel wrote nothing of it, or the write had not begun
+            return false;
+        }
+        if (_offset >= 0 && errno is Errno.ESPIPE or Errno.ENXIO)
+        {
+            // A handle that claimed positions but has none: go on without, like the synchronous path.
+            _offset = -1;
+            return ContinueUnlessCancelled();
+        }
+        Fail(IoErrors.ForErrno(errno, HandlePath));
+        return false;
+    }
+
+    /// <summary>The CQE of an <c>fsync</c> or <c>fdatasync</c>: true when it must be submitted again.</summary>
+    private protected bool OnSyncResult(int result)
+    {
+        if (result >= 0 || IsUnsyncable(-result))
+        {
+            Succeed(_transferred);
+            return false;
+        }
+        int errno = -result;
+        if (errno == Errno.EINTR || errno == Errno.ECANCELED && !CancelRequested)
+        {
+            return true;
+        }
+        if (errno == Errno.ECANCELED)
+        {
+            Cancel();
+            return false;
+        }
+        Fail(IoErrors.ForErrno(errno, HandlePath));
+        return false;
+    }
+
+    // Special files that cannot be synchronised are not an error, as for fsync in System.IO.
+    private protected static bool IsUnsyncable(int errno) => errno is Errno.EROFS or Errno.EINVAL or Errno.EOPNOTSUPP;
+
+    /// <summary>The path of the operation's handle, for an exception's message.</summary>
+    private protected string? HandlePath => _handle.Handle is { } handle ? SafeFileHandleInternals.GetPath(handle) : null;
+
+    /// <summary>Completes as cancelled (the kernel no longer uses the buffers).</summary>
+    internal void Cancel() => Finish(0, new OperationCanceledException(_cancellationToken));
+
+    internal void Fail(Exception error) => Finish(0, error);
+
+    private protected void Succeed(long result)
+    {
+        _succeeded = true;
+        Finish(result, null);
+    }
+
+    /// <summary>Lets go of the handle and buffers, then hands the result on (never touch the object afterwards).</summary>
+    private protected void Finish(long result, Exception? error)
+    {
+        // Waits for a cancellation callback running right now, so none can run after reuse.
+        _registration.Dispose();
+        _registration = default;
+        _cancellationToken = default;
+        ReleaseResources();
+        State = OperationState.Idle;
+        _result = result;
+        _error = error;
+        if (!MayBlock)
+        {
+            FileRequestsInFlight.Leave();
+        }
+        Deliver();
+    }
+
+    /// <summary>Hands the finished operation on: to its waiter, the inline queue or the thread pool (a batch's read reports to its batch).</summary>
+    private protected virtual void Deliver() => _engine.Thread.Deliver(this);
+
+    /// <summary>The finished operation's outcome, taken once (a batch's read copies it out before the object goes back to its pool).</summary>
+    private protected (long Result, Exception? Error) TakeOutcome()
+    {
+        Exception? error = _error;
+        _error = null;
+        _succeeded = false;
+        return (_result, error);
+    }
+
+    void IThreadPoolWorkItem.Execute() => RunQueued(Generation);
+
+    /// <summary>
+    /// Reaper, under the ring's gate: when a thread waits for this operation in <c>GetResult</c> (no continuation is
+    /// registered then, so no user code runs), completes the task and wakes it, and returns true; otherwise marks the
+    /// operation queued for <see cref="RunQueued"/> and returns false.
+    /// </summary>
+    internal bool TryHandToWaiter()
+    {
+        if (Interlocked.CompareExchange(ref _delivery, Queued, InFlight) == InFlight)
+        {
+            return false;
+        }
+        _delivery = Taken;
+        CompleteTask(); // wakes the waiter
+        return true;
+    }
+
+    /// <summary>
+    /// Runs a queued completion (a pool thread, or the reaper in the inline mode): records the operation in the metrics,
+    /// whose listeners may run any code, then completes the task, running its continuation here. Does nothing for a
+    /// stale entry (a waiter took the operation first; it may be in use again, as another <paramref name="generation"/>).
+    /// </summary>
+    internal void RunQueued(uint generation)
+    {
+        if (Generation != generation || Interlocked.CompareExchange(ref _delivery, Taken, Queued) != Queued)
+        {
+            return;
+        }
+        RecordMetrics();
+        CompleteTask();
+    }
+
+    private void RecordMetrics()
+    {
+        if (_succeeded)
+        {
+            _succeeded = false;
+            SpindleMetrics.Operation(IoEngine.IoUring, Direction, _transferred, IoMechanism.Ring);
+        }
+    }
+
+    /// <summary>
+    /// <c>GetResult</c> before completion (sync-over-async): the caller drives the ring itself — submits, takes what
+    /// is ready — and sleeps only when nothing is, until a reaper (another waiter, a pool thread, the ring's thread)
+    /// completes the operation and wakes it. No pool thread is needed for it to finish.
+    /// </summary>
+    private protected override void WaitForCompletion(short token)
+    {
+        switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
+        {
+            case InFlight:
+                _engine.Thread.CountWaiter(1);
+                _engine.Thread.Flush();
+                WaitUntilCompleted(token);
+                _engine.Thread.CountWaiter(-1);
+                RecordMetrics();
+                return;
+            case Queued when Interlocked.CompareExchange(ref _delivery, Taken, Queued) == Queued:
+                // Completed and queued for a pool thread that has not taken it: take it here (its entry is skipped).
+                RecordMetrics();
+                CompleteTask();
+                return;
+            default:
+                // Another thread is completing it right now.
+                var spinner = default(SpinWait);
+                while (IsPending(token))
+                {
+                    spinner.SpinOnce();
+                }
+                return;
+        }
+    }
+
+    private void CompleteTask()
+    {
+        Exception? error = _error;
+        _error = null;
+        Complete(_result, error);
+    }
+
+    /// <summary>Unpins the buffers and drops the handle reference (also used when preparation failed).</summary>
+    internal virtual void ReleaseResources() => _handle.Release();
+
+    /// <summary>Frees the native memory of an operation the engine retires (never one in use).</summary>
+    internal virtual void FreeNativeMemory()
+    {
+    }
+
+    /// <summary>Gives the object back to its kind's pool; false when the pool is full (the engine then retires it).</summary>
+    internal abstract bool ReturnToPool();
+
+    private protected override void Recycle() => _engine.Operations.Return(this);
+}
+
+/// <summary>A kind of ring request the engine can make in a slot of its table (each subclass of <see cref="RingOperation"/>).</summary>
+internal interface IRingOperationKind<T>
+    where T : RingOperation
+{
+    /// <summary>A new operation of this kind in slot <paramref name="id"/>.</summary>
+    static abstract T Create(IoUringEngine engine, int id);
+}

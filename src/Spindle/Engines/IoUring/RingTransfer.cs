@@ -1,0 +1,246 @@
+using System.Buffers;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Interop;
+using Spindle.Syscalls;
+using static Spindle.Interop.IoUringConstants;
+
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// A read or a write on the ring, into or from one buffer (<c>IORING_OP_READ</c>, <c>IORING_OP_WRITE</c>) or several
+/// (<c>IORING_OP_READV</c>, <c>IORING_OP_WRITEV</c>). A write goes on until every byte is written, as System.IO's does;
+/// a read returns what one call returned. A read may belong to a batch (<see cref="IoUringBatch"/>): it then reports to
+/// the batch instead of completing a task of its own.
+/// </summary>
+internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<RingTransfer>
+{
+    private bool _write;                                     // a write rather than a read
+    private MemoryHandle _pin;                               // the single buffer
+    private byte* _address;                                  // single buffer: where the next byte goes or comes from
+    private uint _remaining;                                 // single buffer: bytes still to transfer in this SQE
+    private PinnedIovecs _vectorPins;                        // several buffers, pinned in _vectors until the CQE
+    private IoVector* _vectors;                              // native iovecs, reused across operations
+    private int _vectorCapacity;
+    private int _vectorCount;                                // 0 for a single buffer
+    private int _vectorIndex;                                // first iovec not yet done
+    private long _prefix;                                    // bytes the fast path read before the operation started
+    private IoUringBatch? _batch;                            // the batch this read belongs to, or null
+    private int _batchIndex;                                 // its request's index in the batch
+    private bool _shortenNext;                               // the test seam asked for a short transfer on the next SQE
+    private IoVector* _cutVectors;                           // the test seam's shortened iovec list
+    private int _cutCapacity;
+
+    private RingTransfer(IoUringEngine engine, int id)
+        : base(engine, id)
+    {
+    }
+
+    static RingTransfer IRingOperationKind<RingTransfer>.Create(IoUringEngine engine, int id) => new(engine, id);
+
+    // A write that has handed bytes to the kernel goes on to the end, as System.IO's blocking write does.
+    private protected override bool GoesOnAfterCancel => _write && _transferred > 0;
+
+    private protected override IoDirection Direction => _write ? IoDirection.Write : IoDirection.Read;
+
+    /// <summary>A read into <paramref name="buffer"/>, after <paramref name="prefix"/> bytes the fast path read (they count in the result).</summary>
+    internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix)
+        => PrepareSingle(handle, write: false, buffer.Pin(), Math.Min(buffer.Length, LinuxConstants.MaxReadWriteCount), offset, prefix);
+
+    internal void PrepareWrite(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset)
+        => PrepareSingle(handle, write: true, buffer.Pin(), buffer.Length, offset, prefix: 0);
+
+    private void PrepareSingle(SafeFileHandle handle, bool write, MemoryHandle pin, int length, long offset, long prefix)
+    {
+        _pin = pin; // first: ReleaseResources unpins it when the rest fails
+        Begin(handle, write, offset);
+        _prefix = prefix;
+        _address = (byte*)_pin.Pointer;
+        _remaining = (uint)length;
+    }
+
+    internal void PrepareReadVectors(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long offset)
+    {
+        Begin(handle, write: false, offset);
+        int count = buffers.Count;
+        EnsureVectors(count);
+        _vectorPins = PinnedIovecs.Pin(new ScatterBuffers(buffers), count, _vectors, _vectorCapacity);
+        _vectorCount = count;
+    }
+
+    internal void PrepareWriteVectors(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset)
+    {
+        Begin(handle, write: true, offset);
+        int count = buffers.Count;
+        EnsureVectors(count);
+        _vectorPins = PinnedIovecs.Pin(new GatherBuffers(buffers), count, _vectors, _vectorCapacity);
+        _vectorCount = count;
+        SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
+    }
+
+    private void Begin(SafeFileHandle handle, bool write, long offset)
+    {
+        Begin(handle, fd: -1, offset);
+        _write = write;
+        _prefix = 0;
+        _vectorCount = 0;
+        _vectorIndex = 0;
+    }
+
+    /// <summary>Makes the prepared read request <paramref name="index"/> of <paramref name="batch"/> (before it is armed).</summary>
+    internal void JoinBatch(IoUringBatch batch, int index)
+    {
+        _batch = batch;
+        _batchIndex = index;
+    }
+
+    internal override void FillSqe(IoUringSqe* sqe)
+    {
+        sqe->Fd = _fd;
+        sqe->UserData = UserData;
+        sqe->Offset = _offset >= 0 ? (ulong)_offset : ulong.MaxValue; // -1: the current position, for handles without positions
+        if (_vectorCount == 0)
+        {
+            sqe->Opcode = _write ? IORING_OP_WRITE : IORING_OP_READ;
+            sqe->Address = (ulong)_address;
+            sqe->Length = _remaining;
+            return;
+        }
+        sqe->Opcode = _write ? IORING_OP_WRITEV : IORING_OP_READV;
+        sqe->Address = (ulong)(_vectors + _vectorIndex);
+        sqe->Length = (uint)Math.Min(_vectorCount - _vectorIndex, LinuxConstants.IOV_MAX);
+    }
+
+    private protected override bool OnResult(int result)
+    {
+        if (result < 0)
+        {
+            return OnTransferError(-result);
+        }
+        _transferred += result;
+        if (!_write)
+        {
+            // One READ (or READV over at most IOV_MAX buffers) like System.IO's single pread/preadv: callers loop.
+            Succeed(_prefix + _transferred);
+            return false;
+        }
+        Advance(result);
+        if (_vectorCount == 0)
+        {
+            _address += result;
+            _remaining -= (uint)result;
+            if (_remaining == 0)
+            {
+                Succeed(_transferred);
+                return false;
+            }
+            return ContinueUnlessCancelled();
+        }
+        IoVector* vectors = _vectors + _vectorIndex;
+        int count = _vectorCount - _vectorIndex;
+        PositionalIo.Advance(ref vectors, ref count, (nuint)result);
+        _vectorIndex = (int)(vectors - _vectors);
+        SkipEmptyVectors();
+        if (_vectorIndex == _vectorCount)
+        {
+            Succeed(_transferred);
+            return false;
+        }
+        return ContinueUnlessCancelled();
+    }
+
+    private void SkipEmptyVectors()
+    {
+        while (_vectorIndex < _vectorCount && _vectors[_vectorIndex].Count == 0)
+        {
+            _vectorIndex++;
+        }
+    }
+
+    private void EnsureVectors(int count)
+    {
+        if (count > _vectorCapacity)
+        {
+            int capacity = Math.Max(count, Math.Max(4, _vectorCapacity * 2));
+            _vectors = (IoVector*)NativeMemory.Realloc(_vectors, (nuint)capacity * (nuint)sizeof(IoVector));
+            _vectorCapacity = capacity;
+        }
+    }
+
+    // A batch's read was never handed out as a ValueTask, so nobody calls GetResult: it goes back to the pool here, after
+    // its outcome is copied out.
+    private protected override void Deliver()
+    {
+        if (_batch is null)
+        {
+            base.Deliver();
+            return;
+        }
+        IoUringBatch batch = _batch;
+        int index = _batchIndex;
+        _batch = null;
+        (long result, Exception? error) = TakeOutcome();
+        _engine.Operations.Return(this);
+        batch.MemberCompleted(index, result, error, onRing: true);
+    }
+
+    internal override int DecideFault()
+    {
+        SyscallKind kind = (_write, _vectorCount == 0) switch
+        {
+            (false, true) => SyscallKind.Read,
+            (true, true) => SyscallKind.Write,
+            (false, false) => SyscallKind.ReadVector,
+            _ => SyscallKind.WriteVector,
+        };
+        SyscallFault fault = SyscallSeam.Decide(_fd, kind);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
+        return SyscallSeam.ErrnoOf(fault);
+    }
+
+    internal override void ApplyFault(IoUringSqe* sqe)
+    {
+        if (!_shortenNext)
+        {
+            return;
+        }
+        _shortenNext = false;
+        if (_vectorCount == 0)
+        {
+            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
+            return;
+        }
+        // READV/WRITEV: the kernel gets half the bytes; completion logic still measures against the whole chunk.
+        int chunk = (int)sqe->Length;
+        if (_cutCapacity < chunk)
+        {
+            _cutVectors = (IoVector*)NativeMemory.Realloc(_cutVectors, (nuint)chunk * (nuint)sizeof(IoVector));
+            _cutCapacity = chunk;
+        }
+        sqe->Length = (uint)SyscallSeam.CutVectors((IoVector*)sqe->Address, chunk, _cutVectors);
+        sqe->Address = (ulong)_cutVectors;
+    }
+
+    internal override void ReleaseResources()
+    {
+        _pin.Dispose();
+        _pin = default;
+        _vectorPins.Dispose();
+        _vectorCount = 0;
+        _address = null;
+        base.ReleaseResources();
+    }
+
+    internal override void FreeNativeMemory()
+    {
+        NativeMemory.Free(_vectors);
+        _vectors = null;
+        _vectorCapacity = 0;
+        NativeMemory.Free(_cutVectors);
+        _cutVectors = null;
+        _cutCapacity = 0;
+    }
+
+    internal override bool ReturnToPool() => _engine.Operations.Transfers.Return(this);
+}

@@ -86,7 +86,8 @@ internal enum Mechanism : byte
 ///  6   Done       write, gather (0)  any: System.IO makes no system call either
 ///  7   FastPath   write, gather      cached regular file, ≤ 64 KiB, has offset: a copy into the page cache (WriteFastPath)
 ///  8   Pool       write, gather      other buffered regular file, has offset: io-wq would run one file's writes one at a time
-///  9   Pool       read, write, s/g   file on a file system that refuses RWF_NOWAIT (FUSE, overlayfs): io_uring punts each request to io-wq
+///  9   Pool       read, write, s/g   file on a file system that refuses RWF_NOWAIT (FUSE, overlayfs): io_uring punts each request to io-wq;
+///                                    file or block device with no other file request in flight (FileRequestsInFlight.None): one hop, as row 11
 /// 10   Ring       anything else
 /// 11   Inline     data sync          file on tmpfs/ramfs: as row 0
 /// 11   Pool       data sync          file or block device, no other file request in flight (FileRequestsInFlight.None): one hop
@@ -124,12 +125,13 @@ internal static class Router
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
     /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
-    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine)
+    /// <param name="othersInFlight">Whether another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).</param>
+    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine, bool othersInFlight = true)
         => engine switch
         {
             IoEngine.Sync => RouteSync(kind, facts, length),
             IoEngine.ThreadPool => RouteThreadPool(kind, facts, length, fileOffset, useFastPath),
-            _ => RouteRing(kind, facts, length, fileOffset, useFastPath),
+            _ => RouteRing(kind, facts, length, fileOffset, useFastPath, othersInFlight),
         };
 
     private static Mechanism RouteSync(RequestKind kind, HandleFacts facts, long length)
@@ -155,7 +157,7 @@ internal static class Router
     private static bool IsPageCacheCopy(HandleFacts facts, long length, long fileOffset)
         => WriteFastPath.Enabled && fileOffset >= 0 && length <= WriteFastPath.MaxInlineBytes && facts.CachedWrites;
 
-    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
+    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight)
     {
         if (kind == RequestKind.Flush)
         {
@@ -181,7 +183,7 @@ internal static class Router
                 {
                     return Mechanism.Blocking;
                 }
-                return RingNeedsWorkers(facts) ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -198,13 +200,16 @@ internal static class Router
                         return Mechanism.Pool;
                     }
                 }
-                return RingNeedsWorkers(facts) ? Mechanism.Pool : Mechanism.Ring;
+                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
         }
     }
 
     // Row 9: a file system without non-blocking reads lacks the flag (FMODE_NOWAIT) io_uring looks for before it tries a
     // request inline, so each of its requests would wait in an io-wq worker: a pool thread's call is System.IO's one hop.
-    private static bool RingNeedsWorkers(HandleFacts facts) => !facts.MayBlockIndefinitely && facts.RefusesNonBlockingIo;
+    // A request alone is that one hop too: on the ring its completion would wake the ring's thread and then an idle pool
+    // thread, which spins and sleeps again before the next one. A waiter that asks for its result first runs the call.
+    private static bool OnePoolHop(HandleFacts facts, bool othersInFlight)
+        => !facts.MayBlockIndefinitely && (facts.RefusesNonBlockingIo || !othersInFlight);
 
     /// <summary>Where a data sync, a durable write or a read of a batch runs on the io_uring engine (rows 11–13).</summary>
     /// <param name="kind">A data sync, a durable write or a read of a batch.</param>
@@ -231,7 +236,7 @@ internal static class Router
                 {
                     return Mechanism.Inline;
                 }
-                return facts.BufferedFile || !othersInFlight && !facts.MayBlockIndefinitely || RingNeedsWorkers(facts) ? Mechanism.Pool : Mechanism.Ring;
+                return facts.BufferedFile || OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 return Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, IoEngine.IoUring);
         }

@@ -130,8 +130,9 @@ public class PageCacheWriteRoutingTests
         Memory<byte> data = owner.Memory[..(Small + Large)];
         new Random(25).NextBytes(data.Span);
 
-        // O_DIRECT: the write waits for the device without a copy, which is what the ring is for, alone or not (the
-        // rows that sent a lone request, or one of 256 KiB or more, to a pool thread are gone).
+        // O_DIRECT: the write waits for the device without a copy, which is what the ring is for once requests overlap
+        // (a lone one runs on a pool thread, row 9); one of 256 KiB or more too (that row is gone).
+        using var overlapping = FileRequestsInFlight.Hold();
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
         {
             MetricsSnapshot before = SpindleTotals.Snapshot();

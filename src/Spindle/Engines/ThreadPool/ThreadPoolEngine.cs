@@ -150,6 +150,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
             }
             // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
             // hands the item to the next free thread first (global items would run before it).
+            operation.WaiterMayRun = true;
             System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
         }
         return operation;

@@ -31,8 +31,16 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     private long _offset;                                      // negative: the handle has no position
     private long _prefix;                                      // bytes an earlier step (the fast path) already read
     private CancellationToken _cancellationToken;
+    private int _claimed;                                      // 1 once a thread runs the call: the pool's, or one waiting for the result
+    private int _releases;                                     // 2 while a waiter ran the call and the pool's queue still holds this object
 
     internal ThreadPoolOperation(OperationPool<ThreadPoolOperation> pool) => _pool = pool;
+
+    /// <summary>
+    /// Whether a thread that asks for the result before the pool ran the call may run it itself: a plain pool work item
+    /// (not one a readiness wait or a blocking thread releases). Every pool thread may be such a waiter.
+    /// </summary>
+    internal bool WaiterMayRun { get; set; }
 
     /// <summary>The descriptor-and-direction key under which <see cref="ReadinessWaiter"/> released this operation, or -1.</summary>
     internal long ReadinessKey { get; set; } = -1;
@@ -124,10 +132,43 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
         _offset = offset;
         _prefix = 0;
         _cancellationToken = cancellationToken;
+        _claimed = 0;
+        _releases = 0;
+        WaiterMayRun = false;
+    }
+
+    /// <summary>
+    /// The result asked for before completion (sync-over-async): when no pool thread has started the call yet, the
+    /// waiting thread runs it itself instead of waiting for a pool whose threads may all be waiters like it. The
+    /// queue's entry then finds the call taken and only lets the object go back to its pool.
+    /// </summary>
+    private protected override void WaitForCompletion(short token)
+    {
+        if (WaiterMayRun)
+        {
+            Volatile.Write(ref _releases, 2); // before the claim: the queue's entry, once it sees the claim, counts one down
+            if (Interlocked.CompareExchange(ref _claimed, 1, 0) == 0)
+            {
+                RunCall();
+                return;
+            }
+            Volatile.Write(ref _releases, 0);
+        }
+        WaitUntilCompleted(token);
     }
 
     /// <summary>Runs on a pool thread.</summary>
     public void Execute()
+    {
+        if (WaiterMayRun && Interlocked.Exchange(ref _claimed, 1) != 0)
+        {
+            Release(); // a waiter ran the call (WaitForCompletion)
+            return;
+        }
+        RunCall();
+    }
+
+    private void RunCall()
     {
         SafeFileHandle handle = _handle!;
         CancellationToken cancellationToken = _cancellationToken;
@@ -201,7 +242,16 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
         }
     }
 
-    private protected override void Recycle() => _pool.Return(this);
+    private protected override void Recycle() => Release();
+
+    // Back to the pool once the result was taken and, when a waiter ran the call, the queue's entry has run too.
+    private void Release()
+    {
+        if (Volatile.Read(ref _releases) == 0 || Interlocked.Decrement(ref _releases) == 0)
+        {
+            _pool.Return(this);
+        }
+    }
 
     // Pool threads, or Spindle's threads for calls that may wait for ever.
     private static IoMechanism RanOn => Thread.CurrentThread.IsThreadPoolThread ? IoMechanism.Pool : IoMechanism.Blocking;

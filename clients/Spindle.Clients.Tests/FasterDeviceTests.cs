@@ -245,29 +245,3 @@ public sealed class FasterDeviceTests
         return completion.Task;
     }
 }
-
-/// <summary>Aligned native memory, like FASTER's sector-aligned buffers.</summary>
-internal sealed unsafe class NativeBuffer : IDisposable
-{
-    private readonly int _length;
-
-    public NativeBuffer(int length, int alignment)
-    {
-        _length = length;
-        Address = (IntPtr)NativeMemory.AlignedAlloc((nuint)length, (nuint)alignment);
-        Span.Clear();
-    }
-
-    public IntPtr Address { get; private set; }
-
-    public Span<byte> Span => new((void*)Address, _length);
-
-    public void Dispose()
-    {
-        if (Address != IntPtr.Zero)
-        {
-            NativeMemory.AlignedFree((void*)Address);
-            Address = IntPtr.Zero;
-        }
-    }
-}

@@ -108,31 +108,6 @@ public partial class CopySpecialFileTests(ITestOutputHelper output)
         Assert.Equal(modeAfterSystemIo, File.GetUnixFileMode(device));
     }
 
-    [Theory]
-    [MemberData(nameof(Copiers))]
-    public async Task Copy_to_a_FIFO_with_a_reader_delivers_the_bytes_like_File_Copy(string copier)
-    {
-        using var dir = new TempDirectory();
-        byte[] data = RandomBytes(300_000, 12);
-        File.WriteAllBytes(dir.File("source"), data);
-        string fifo = dir.File("fifo");
-        TestLibc.CreateFifo(fifo);
-        Task<byte[]> reader = Task.Run(() =>
-        {
-            // Opened without a lock (a FileStream on a path would take one, and the copy's exclusive lock would fail).
-            using var stream = new FileStream(TestLibc.OpenWithFlags(fifo, 0 /* O_RDONLY */), FileAccess.Read, 1);
-            var received = new MemoryStream();
-            stream.CopyTo(received);
-            return received.ToArray();
-        });
-
-        string outcome = await OutcomeOf(Run(copier, dir.File("source"), fifo, overwrite: true));
-
-        byte[] received = await reader.WaitAsync(Timeout);
-        Assert.Equal("ok", outcome);
-        Assert.True(data.AsSpan().SequenceEqual(received), $"{received.Length} bytes received");
-    }
-
     // The destination (0600) is opened with O_TRUNC, then the copy fails for want of space: System.IO sets the
     // source's mode only after the data and the times, so a failed copy leaves the destination's own mode.
     [Theory]

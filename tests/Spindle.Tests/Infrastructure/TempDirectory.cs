@@ -1,6 +1,9 @@
 namespace Spindle.Tests.Infrastructure;
 
-/// <summary>A directory under the work tree's temp area that is removed when disposed.</summary>
+/// <summary>
+/// A directory under the temp area that is removed when disposed. Shared with the clients' test projects, which link
+/// this file (as <c>TestDirectory</c>).
+/// </summary>
 public sealed class TempDirectory : IDisposable
 {
     public TempDirectory(string? parent = null)
@@ -12,6 +15,9 @@ public sealed class TempDirectory : IDisposable
     public string Path { get; }
 
     public string File(string name) => System.IO.Path.Combine(Path, name);
+
+    /// <summary>Creates a subdirectory and returns its path.</summary>
+    public string Sub(string name) => Directory.CreateDirectory(System.IO.Path.Combine(Path, name)).FullName;
 
     public void Dispose()
     {

@@ -80,8 +80,45 @@ public static unsafe partial class TestLibc
         return Statx(-100, path, 0, 0x1, status) != 0 ? -1 : *(ushort*)(status + 28) & S_IFMT;
     }
 
+    /// <summary>open(2) as is: a descriptor no handle owns (no lock, no check), or -1 and errno.</summary>
     [LibraryImport("libc", EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
-    private static partial int Open(string path, int flags);
+    public static partial int Open(string path, int flags);
+
+    /// <summary>
+    /// Opens and at once closes <paramref name="path"/> with <paramref name="flags"/> (if it opens): to a FIFO, a partner
+    /// that comes and goes, which lets an open waiting for one return (a reader then sees the end of the data).
+    /// </summary>
+    public static void OpenAndClose(string path, int flags)
+    {
+        int fd = Open(path, flags | 0x80000 /* O_CLOEXEC */);
+        if (fd >= 0)
+        {
+            Close(fd);
+        }
+    }
+
+    [LibraryImport("libc", EntryPoint = "read", SetLastError = true)]
+    public static partial nint Read(int fd, byte* buffer, nuint count);
+
+    [LibraryImport("libc", EntryPoint = "write", SetLastError = true)]
+    public static partial nint Write(int fd, byte* buffer, nuint count);
+
+    [LibraryImport("libc", EntryPoint = "close")]
+    public static partial int Close(int fd);
+
+    /// <summary>struct pollfd.</summary>
+    [StructLayout(LayoutKind.Sequential)]
+    public struct PollFd
+    {
+        public int Fd;
+        public short Events;
+        public short Revents;
+    }
+
+    public const short POLLIN = 0x1;
+
+    [LibraryImport("libc", EntryPoint = "poll", SetLastError = true)]
+    public static partial int Poll(PollFd* fds, nuint count, int timeoutMilliseconds);
 
     /// <summary>A read-only descriptor of a directory (which System.IO and Spindle refuse to open) as an owned handle.</summary>
     public static SafeFileHandle OpenDirectory(string path) => OpenWithFlags(path, 0);

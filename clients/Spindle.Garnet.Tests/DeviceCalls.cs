@@ -1,32 +1,4 @@
-using System.Runtime.InteropServices;
-
 namespace Spindle.Garnet.Tests;
-
-/// <summary>Aligned native memory, like Tsavorite's sector-aligned buffers.</summary>
-internal sealed unsafe class NativeBuffer : IDisposable
-{
-    private readonly int _length;
-
-    public NativeBuffer(int length, int alignment = 4096)
-    {
-        _length = length;
-        Address = (IntPtr)NativeMemory.AlignedAlloc((nuint)length, (nuint)alignment);
-        Span.Clear();
-    }
-
-    public IntPtr Address { get; private set; }
-
-    public Span<byte> Span => new((void*)Address, _length);
-
-    public void Dispose()
-    {
-        if (Address != IntPtr.Zero)
-        {
-            NativeMemory.AlignedFree((void*)Address);
-            Address = IntPtr.Zero;
-        }
-    }
-}
 
 /// <summary>A device call as a task: the callback's error code, byte count and exception.</summary>
 internal readonly record struct DeviceResult(uint Error, uint Bytes, Exception? Exception);

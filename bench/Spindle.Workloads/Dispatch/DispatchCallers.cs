@@ -59,7 +59,7 @@ public sealed class DispatchCallers : IDisposable
 
     /// <summary>
     /// Runs every caller as <paramref name="contender"/> until <paramref name="duration"/> has passed
-    /// (each finishes the read and spin it is in), recording each read's latency into
+    /// (each finishes the read and spin it is in, and makes at least one read), recording each read's latency into
     /// <paramref name="samples"/> when given.
     /// </summary>
     public async Task<DispatchRound> RunAsync(Contender contender, TimeSpan duration, DispatchSamples? samples)
@@ -91,7 +91,9 @@ public sealed class DispatchCallers : IDisposable
         bool auto = contender == Contender.SpindleAuto;
         IoEngine engine = systemIO || auto ? IoEngine.Auto : contender.Engine();
         long operations = 0, worst = 0;
-        while (Stopwatch.GetTimestamp() < deadline)
+        // At least one read each: on a loaded machine a caller's first turn on a pool thread may come after the
+        // deadline, and a round of no reads would have no figures at all.
+        do
         {
             long offset = _offsets[cursor++ & (OffsetCount - 1)];
             long started = Stopwatch.GetTimestamp();
@@ -104,6 +106,7 @@ public sealed class DispatchCallers : IDisposable
             operations++;
             CpuSpin.Run(_spinIterations);
         }
+        while (Stopwatch.GetTimestamp() < deadline);
         _operations[index] = operations;
         _worstTicks[index] = worst;
     }

@@ -11,6 +11,8 @@ namespace Spindle.Tests.Tool;
 /// The figures that show the hand-offs: context switches and io_uring_enter calls per operation, for the contenders
 /// (getrusage, Spindle's meter) and for fio (its JSON's <c>ctx</c>, perf's count of its enters).
 /// </summary>
+// Context switches are counted for the whole process (getrusage): other tests running beside it would add theirs.
+[Collection(Spindle.Tests.Engines.SerialCollection.Name)]
 public class MechanismFiguresTests(ITestOutputHelper output)
 {
     // A real run, kept as fio printed it: fio-3.33, io_uring, 4 KiB O_DIRECT random reads at depth 8 for 1 s, under

@@ -42,38 +42,12 @@ public sealed class SpindleNamedDeviceFactory : INamedDeviceFactory
     /// A file descriptor deletes the single segment file a checkpoint device writes (<c>name.0</c>); a directory
     /// descriptor deletes the directory and everything in it. Missing files and directories are not an error.
     /// </remarks>
-    public void Delete(FileDescriptor fileInfo)
-    {
-        if (fileInfo.fileName != null)
-        {
-            File.Delete(PathOf(fileInfo.directoryName, fileInfo.fileName + ".0"));
-            return;
-        }
-        string directory = PathOf(fileInfo.directoryName, string.Empty);
-        if (Directory.Exists(directory))
-        {
-            Directory.Delete(directory, recursive: true);
-        }
-    }
+    public void Delete(FileDescriptor fileInfo) => CheckpointDirectory.Delete(_baseName, fileInfo.directoryName, fileInfo.fileName);
 
     /// <inheritdoc/>
     /// <remarks>Sub-directories first, then files, each newest first, as Garnet's local factory lists them (newest is preferred).</remarks>
     public IEnumerable<FileDescriptor> ListContents(string path)
-    {
-        var directory = new DirectoryInfo(Path.Combine(_baseName, path));
-        if (!directory.Exists)
-        {
-            yield break;
-        }
-        foreach (DirectoryInfo folder in directory.GetDirectories().OrderByDescending(f => f.LastWriteTimeUtc))
-        {
-            yield return new FileDescriptor(folder.Name, string.Empty);
-        }
-        foreach (FileInfo file in directory.GetFiles().OrderByDescending(f => f.LastWriteTimeUtc))
-        {
-            yield return new FileDescriptor(string.Empty, file.Name);
-        }
-    }
+        => CheckpointDirectory.List(_baseName, path).Select(entry => new FileDescriptor(entry.DirectoryName, entry.FileName));
 
     private string PathOf(string? directory, string file) => Path.Combine(_baseName, directory ?? string.Empty, file);
 }

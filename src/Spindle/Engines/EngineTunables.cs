@@ -40,13 +40,19 @@ internal static class EngineTunables
     /// <summary>Requests for io-wq workers in the kernel at once: as many as <see cref="BoundWorkers"/> lets wait.</summary>
     internal const int WorkerBudget = 64;
 
-    /// <summary>Requests a caller leaves for the ring's thread while a completion will come anyway: more and the caller submits them itself.</summary>
-    internal const int SubmitBatch = 8;
+    /// <summary>Requests a caller leaves for the thread that reaps the next completion (one will come: a request is in the kernel): at this many the caller submits them itself.</summary>
+    internal const int SubmitBatch = 16;
 
     /// <summary>How long a run of continuations may hold back the requests they started, so that these go to the kernel together.</summary>
     internal const int BatchWindowMicroseconds = 20;
 
-    /// <summary>How long one pool work item runs continuations before it yields its thread (the runtime's socket engine's slice, whose trials found shorter ones cost throughput).</summary>
+    /// <summary>How long a continuation runs before the work item queues a helper for the completions behind it (continuations that do not work run faster on one thread).</summary>
+    internal const int HelperAfterMicroseconds = 20;
+
+    /// <summary>How often the ring's thread, parked while a pool thread polls, looks for completions nobody took (a continuation that runs long or blocks).</summary>
+    internal const int ReaperCheckMilliseconds = 1;
+
+    /// <summary>How long one pool work item runs continuations, and polls the ring between them, before it yields its thread to a successor (the runtime's socket engine's slice, whose trials found shorter ones cost throughput).</summary>
     internal const int CompletionTimeSliceMilliseconds = 15;
 
     /// <summary>How long a completion work item may wait for a pool thread before a thread of Spindle's own runs it: long enough that a busy pool is not taken for a starved one.</summary>

@@ -86,8 +86,7 @@ internal enum Mechanism : byte
 ///  6   Done       write, gather (0)  any: System.IO makes no system call either
 ///  7   FastPath   write, gather      cached regular file, ≤ 64 KiB, has offset: a copy into the page cache (WriteFastPath)
 ///  8   Pool       write, gather      other buffered regular file, has offset: io-wq would run one file's writes one at a time
-///  9   Pool       read, write, s/g   file on a file system that refuses RWF_NOWAIT (FUSE, overlayfs): io_uring punts each request to io-wq;
-///                                    file or block device with no other file request in flight (FileRequestsInFlight.None): one hop, as row 11
+///  9   Pool       read, write, s/g   file on a file system that refuses RWF_NOWAIT (FUSE, overlayfs): io_uring punts each request to io-wq
 /// 10   Ring       anything else
 /// 11   Inline     data sync          file on tmpfs/ramfs: as row 0
 /// 11   Pool       data sync          file or block device, no other file request in flight (FileRequestsInFlight.None): one hop
@@ -125,13 +124,12 @@ internal static class Router
     /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
     /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
     /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
-    /// <param name="othersInFlight">Whether another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).</param>
-    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine, bool othersInFlight = true)
+    internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine)
         => engine switch
         {
             IoEngine.Sync => RouteSync(kind, facts, length),
             IoEngine.ThreadPool => RouteThreadPool(kind, facts, length, fileOffset, useFastPath),
-            _ => RouteRing(kind, facts, length, fileOffset, useFastPath, othersInFlight),
+            _ => RouteRing(kind, facts, length, fileOffset, useFastPath),
         };
 
     private static Mechanism RouteSync(RequestKind kind, HandleFacts facts, long length)
@@ -157,7 +155,7 @@ internal static class Router
     private static bool IsPageCacheCopy(HandleFacts facts, long length, long fileOffset)
         => WriteFastPath.Enabled && fileOffset >= 0 && length <= WriteFastPath.MaxInlineBytes && facts.CachedWrites;
 
-    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, bool othersInFlight)
+    private static Mechanism RouteRing(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
     {
         if (kind == RequestKind.Flush)
         {
@@ -183,7 +181,7 @@ internal static class Router
                 {
                     return Mechanism.Blocking;
                 }
-                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
             default:
                 if (length == 0)
                 {
@@ -200,14 +198,16 @@ internal static class Router
                         return Mechanism.Pool;
                     }
                 }
-                return OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
+                return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
         }
     }
 
     // Row 9: a file system without non-blocking reads lacks the flag (FMODE_NOWAIT) io_uring looks for before it tries a
     // request inline, so each of its requests would wait in an io-wq worker: a pool thread's call is System.IO's one hop.
-    // A request alone is that one hop too: on the ring its completion would wake the ring's thread and then an idle pool
-    // thread, which spins and sleeps again before the next one. A waiter that asks for its result first runs the call.
+    private static bool RefusesNowait(HandleFacts facts) => !facts.MayBlockIndefinitely && facts.RefusesNonBlockingIo;
+
+    // Rows 11 and 12: a sync or durable write alone waits in an io-wq worker on the ring, and its completion then wakes a
+    // thread; on a pool thread it is one hop. A waiter that asks for its result first runs the call.
     private static bool OnePoolHop(HandleFacts facts, bool othersInFlight)
         => !facts.MayBlockIndefinitely && (facts.RefusesNonBlockingIo || !othersInFlight);
 

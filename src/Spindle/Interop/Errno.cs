@@ -33,6 +33,7 @@ internal static class Errno
     internal const int ENAMETOOLONG = 36;
     internal const int ENOSYS = 38;
     internal const int ELOOP = 40;
+    internal const int ETIME = 62;
     internal const int EOPNOTSUPP = 95;
     internal const int ETIMEDOUT = 110;
     internal const int EDQUOT = 122;

@@ -16,9 +16,11 @@ internal static class IoUringConstants
     internal const uint IORING_FEAT_SINGLE_MMAP = 1u << 0;
     internal const uint IORING_FEAT_NODROP = 1u << 1;
     internal const uint IORING_FEAT_RW_CUR_POS = 1u << 3;     // offset -1 means "current position" (5.6)
+    internal const uint IORING_FEAT_EXT_ARG = 1u << 8;        // io_uring_enter takes a timeout (IORING_ENTER_EXT_ARG) (5.11)
 
     // io_uring_enter flags
     internal const uint IORING_ENTER_GETEVENTS = 1u << 0;
+    internal const uint IORING_ENTER_EXT_ARG = 1u << 3;
 
     // io_uring_register opcodes
     internal const uint IORING_REGISTER_IOWQ_MAX_WORKERS = 19; // the calling task's io-wq limits: [bound, unbound], 0 = unchanged (5.15)
@@ -152,4 +154,31 @@ internal static unsafe class IoUringSyscalls
     /// <summary><c>io_uring_enter</c> without a signal mask: SQEs consumed, or -1 with errno set.</summary>
     internal static int Enter(int ringFd, uint toSubmit, uint minComplete, uint flags)
         => (int)Libc.Syscall(Enter_, ringFd, toSubmit, minComplete, flags, 0, 0);
+
+    /// <summary>
+    /// <c>io_uring_enter</c> waiting for <paramref name="minComplete"/> completions at most <paramref name="timeoutNanoseconds"/>
+    /// (<c>IORING_ENTER_EXT_ARG</c>): 0, or -1 with errno set (ETIME when the time ran out).
+    /// </summary>
+    internal static int Wait(int ringFd, uint minComplete, long timeoutNanoseconds)
+    {
+        KernelTimespec timeout = new() { Seconds = timeoutNanoseconds / 1_000_000_000, Nanoseconds = timeoutNanoseconds % 1_000_000_000 };
+        GetEventsArgument argument = new() { Timespec = (ulong)&timeout };
+        return (int)Libc.Syscall(Enter_, ringFd, 0, minComplete, IoUringConstants.IORING_ENTER_GETEVENTS | IoUringConstants.IORING_ENTER_EXT_ARG, (long)&argument, sizeof(GetEventsArgument));
+    }
+
+    // struct __kernel_timespec
+    private struct KernelTimespec
+    {
+        public long Seconds;
+        public long Nanoseconds;
+    }
+
+    // struct io_uring_getevents_arg
+    private struct GetEventsArgument
+    {
+        public ulong SignalMask;
+        public uint SignalMaskSize;
+        public uint MinWaitMicroseconds;
+        public ulong Timespec;
+    }
 }

@@ -12,16 +12,15 @@ public class RouterTableTests
     private static HandleFacts Pipe() => new() { MayBlockIndefinitely = true };
 
     [Fact]
-    public void Requests_on_files_and_block_devices_go_to_the_ring_when_others_are_in_flight_whatever_their_size_and_alone_to_a_pool_thread()
+    public void Requests_on_files_and_block_devices_go_to_the_ring_whatever_their_size_and_alone_too()
     {
-        // Row 9: a lone request is one hop on a pool thread; overlapping ones go to the ring at any size (the row that
-        // sent transfers of 256 KiB or more to a pool thread is gone).
+        // A lone request goes to the ring too: the pool thread that runs its continuation waits for the next completion
+        // itself (the row that sent it to a pool thread is gone, and so is the one for transfers of 256 KiB or more).
         foreach (RequestKind kind in new[] { RequestKind.Read, RequestKind.Write, RequestKind.ReadScatter, RequestKind.WriteGather })
         {
             Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, IoEngine.IoUring));
             Assert.Equal(Mechanism.Ring, Router.Route(kind, DirectFile(), 1 << 20, 0, useFastPath: true, IoEngine.IoUring));
-            Assert.Equal(Mechanism.Pool, Router.Route(kind, DirectFile(), 4096, 0, useFastPath: true, IoEngine.IoUring, othersInFlight: false));
-            Assert.Equal(Mechanism.Ring, Router.Route(kind, Pipe(), 4096, -1, useFastPath: true, IoEngine.IoUring, othersInFlight: false));
+            Assert.Equal(Mechanism.Ring, Router.Route(kind, Pipe(), 4096, -1, useFastPath: true, IoEngine.IoUring));
         }
         // An uncached buffered read too (the fast path had its chance before).
         Assert.Equal(Mechanism.Ring, Router.Route(RequestKind.Read, BufferedFile(), 4096, 0, useFastPath: true, IoEngine.IoUring));

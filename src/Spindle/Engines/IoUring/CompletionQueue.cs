@@ -7,15 +7,30 @@ namespace Spindle.Engines.IoUring;
 /// runtime's socket engine hands epoll's events to the pool (<c>SocketAsyncEngine.Unix.cs</c>): a reaper posts, and
 /// queues the work item only when none is queued; the work item runs continuations one after another, queuing one
 /// helper while more remain, so continuations still use every core. What the continuations start is submitted
-/// together when the queue runs dry, or once a request has waited 20 µs, by the same pool thread, which also takes what
-/// the kernel has ready (<see cref="RingThread.Flush"/>) without waking anyone; it returns when nothing is left. A run yields its thread after
+/// together when the queue runs dry, or once a request has waited <see cref="EngineTunables.BatchWindowMicroseconds"/>.
+/// A helper is queued only behind a continuation that ran longer than <see cref="EngineTunables.HelperAfterMicroseconds"/>
+/// (or, when one blocks, by the ring's thread, which finds the queue stuck): every helper wakes a pool thread, which
+/// then spins before it sleeps again, and continuations that do not work run faster on the thread that reaped them.
+/// Run dry, the work item polls the ring itself while its requests are in the kernel (<see cref="RingThread.TryPollForDrain"/>):
+/// the completions it reaps come to this queue without waking anyone, and it runs them — the thread that reaps is the
+/// thread that runs the continuations. It returns when the kernel has nothing for it, or after
 /// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/>, queuing a successor, so that other work items get the pool too.
 /// </summary>
 internal sealed class CompletionQueue : IThreadPoolWorkItem
 {
+    // The queue whose work item runs on this thread now: what it reaps, it runs (a continuation that blocks meanwhile is
+    // found by the ring's thread, HelpIfStuck).
+    [ThreadStatic]
+    private static CompletionQueue? t_collecting;
+
+    private static readonly long s_helperAfterTicks = System.Diagnostics.Stopwatch.Frequency * EngineTunables.HelperAfterMicroseconds / 1_000_000;
+
     private readonly RingThread _ring;
     private readonly ConcurrentQueue<(IThreadPoolWorkItem Item, uint Generation)> _ready = new();
     private int _requested; // 1 while a work item is queued and has not started
+    private int _running;   // work items running now
+    private long _taken;    // entries taken so far: the ring's thread sees whether the queue moves
+    private long _takenAtLastLook;
 
     internal CompletionQueue(RingThread ring)
     {
@@ -34,16 +49,22 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     /// <summary>Whether no completion waits.</summary>
     internal bool IsEmpty => _ready.IsEmpty;
 
+    /// <summary>Whether a work item is queued or running: it will poll the ring when it runs dry (any thread).</summary>
+    internal bool HasDrains => Volatile.Read(ref _requested) != 0 || Volatile.Read(ref _running) != 0;
+
     /// <summary>
     /// Queues a completion (any thread; never blocks, never runs user code). An operation's entry carries its
     /// <paramref name="generation"/>: a waiter may take the operation first (<see cref="RingOperation.RunQueued"/>
-    /// then skips the stale entry).
+    /// then skips the stale entry). The work item that is taking completions on this thread runs it without a wake-up.
     /// </summary>
     internal void Post(IThreadPoolWorkItem completion, uint generation = 0)
     {
         _ready.Enqueue((completion, generation));
         Interlocked.Increment(ref _posted);
-        Schedule();
+        if (t_collecting != this)
+        {
+            Schedule();
+        }
     }
 
     private void Schedule()
@@ -57,31 +78,32 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
 
     void IThreadPoolWorkItem.Execute()
     {
+        Interlocked.Increment(ref _running);
         // Visible before the first look at the queue: a poster that saw a work item requested and queued none
         // relies on this run seeing its completion.
         Interlocked.Exchange(ref _requested, 0);
         Rescue.Started();
         int start = Environment.TickCount;
+        bool lastRanLong = false;
         RingThread? outer = RingThread.EnterDrain(_ring);
+        CompletionQueue? outerQueue = t_collecting;
+        t_collecting = this;
         try
         {
             while (true)
             {
-                if (!_ready.TryDequeue(out var entry))
+                if (!_ready.TryDequeue(out var entry) && !TakeMore(start, out entry))
                 {
-                    // Dry: submit what the continuations started, take what is ready, and go on if that was anything.
-                    RingThread.ReleaseHeld();
-                    _ring.Flush();
-                    if (!_ready.TryDequeue(out entry))
-                    {
-                        return;
-                    }
+                    return;
                 }
-                if (!_ready.IsEmpty)
+                Interlocked.Increment(ref _taken);
+                if (lastRanLong && !_ready.IsEmpty)
                 {
-                    Schedule(); // a helper for the rest, in case this continuation runs long or blocks
+                    Schedule(); // continuations that work: a helper runs the rest on another core
                 }
+                long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 Run(entry);
+                lastRanLong = System.Diagnostics.Stopwatch.GetTimestamp() - started >= s_helperAfterTicks;
                 if (RingThread.HeldBackLong)
                 {
                     // Behind continuations that work, waiting for the queue to run dry kept the device idle (one core,
@@ -91,20 +113,56 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
                 }
                 if (Environment.TickCount - start >= EngineTunables.CompletionTimeSliceMilliseconds)
                 {
-                    if (!_ready.IsEmpty)
-                    {
-                        Schedule();
-                    }
                     return;
                 }
             }
         }
         finally
         {
+            t_collecting = outerQueue;
             RingThread.LeaveDrain(outer);
             RingThread.ReleaseHeld();
             _ring.Flush(); // what the last continuations started goes to the kernel now
+            if (!_ready.IsEmpty || (_ring.RegularInFlight > 0 && Environment.TickCount - start >= EngineTunables.CompletionTimeSliceMilliseconds))
+            {
+                Schedule(); // a successor takes the rest, and polls after it, so the ring's thread stays parked
+            }
+            Interlocked.Decrement(ref _running);
+            _ring.DrainEnded();
         }
+    }
+
+    // Run dry: submit what the continuations started, take what the kernel has ready, and while requests are in the
+    // kernel wait for the next completion on this thread, for the rest of the time slice. False when nothing came (the
+    // work item then returns).
+    private bool TakeMore(int start, out (IThreadPoolWorkItem Item, uint Generation) entry)
+    {
+        RingThread.ReleaseHeld();
+        _ring.Flush();
+        while (!_ready.TryDequeue(out entry))
+        {
+            int left = EngineTunables.CompletionTimeSliceMilliseconds - (Environment.TickCount - start);
+            if (left <= 0 || !_ring.TryPollForDrain(left))
+            {
+                return _ready.TryDequeue(out entry);
+            }
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// The ring's thread, every <see cref="EngineTunables.ReaperCheckMilliseconds"/> while it is parked: when entries
+    /// wait and none was taken since the last look, the work item that should take them is stuck in a continuation
+    /// (one that blocks); a helper takes the rest.
+    /// </summary>
+    internal void HelpIfStuck()
+    {
+        long taken = Interlocked.Read(ref _taken);
+        if (!_ready.IsEmpty && taken == _takenAtLastLook)
+        {
+            Schedule(); // no-op while a work item waits to start: a starved pool is the rescue's (StarvedPoolRescue)
+        }
+        _takenAtLastLook = taken;
     }
 
     private static void Run((IThreadPoolWorkItem Item, uint Generation) entry)

@@ -125,7 +125,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         {
             return new ValueTask<int>(completed);
         }
-        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, Kind, othersInFlight: !FileRequestsInFlight.None);
+        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Inline:
@@ -148,7 +148,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, Kind, othersInFlight: !FileRequestsInFlight.None);
+        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Done:
@@ -183,7 +183,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return new ValueTask<long>(cached);
             }
         }
-        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind, othersInFlight: !FileRequestsInFlight.None);
+        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Inline:
@@ -206,7 +206,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
     {
-        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind, othersInFlight: !FileRequestsInFlight.None);
+        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind);
         switch (mechanism)
         {
             case Mechanism.Done:

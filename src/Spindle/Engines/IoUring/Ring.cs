@@ -39,6 +39,7 @@ internal sealed unsafe class Ring
     internal const uint CompletionEntries = EngineTunables.RingCqEntries;
 
     private readonly int _fd;
+    private readonly uint _features;     // IORING_FEAT_* the kernel reported
     private readonly byte* _sqRing;      // mapping of the SQ ring (and of the CQ ring with IORING_FEAT_SINGLE_MMAP)
     private readonly nuint _sqRingSize;
     private readonly byte* _cqRing;      // mapping of the CQ ring
@@ -68,6 +69,7 @@ internal sealed unsafe class Ring
         _sqes = sqes;
         _sqesSize = sqesSize;
         SetupFlags = p.Flags;
+        _features = p.Features;
 
         _sqHead = (uint*)(sqRing + p.SqOff.Head);
         _sqTail = (uint*)(sqRing + p.SqOff.Tail);
@@ -284,6 +286,19 @@ internal sealed unsafe class Ring
     internal int Wait(uint minComplete)
     {
         int result = IoUringSyscalls.Enter(_fd, 0, minComplete, IORING_ENTER_GETEVENTS);
+        return result < 0 ? -Errno.Last : 0;
+    }
+
+    /// <summary>Whether <see cref="Wait(uint, long)"/> can end after a time (the kernel takes a timeout with the wait).</summary>
+    internal bool CanWaitWithTimeout => (_features & IORING_FEAT_EXT_ARG) != 0;
+
+    /// <summary>
+    /// Waits for <paramref name="minComplete"/> completions, at most <paramref name="timeoutNanoseconds"/> (<see cref="CanWaitWithTimeout"/>),
+    /// without handing the kernel any SQE. Returns 0 or -errno (ETIME when the time ran out).
+    /// </summary>
+    internal int Wait(uint minComplete, long timeoutNanoseconds)
+    {
+        int result = IoUringSyscalls.Wait(_fd, minComplete, timeoutNanoseconds);
         return result < 0 ? -Errno.Last : 0;
     }
 

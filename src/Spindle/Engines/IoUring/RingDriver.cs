@@ -118,12 +118,26 @@ internal sealed unsafe class RingDriver
         }
     }
 
-    /// <summary>Blocks until a completion arrives, submitting nothing (outside the gate: the kernel lets any thread wait).</summary>
-    internal void Wait()
+    /// <summary>
+    /// Blocks until a completion arrives, submitting nothing, at most <paramref name="timeoutNanoseconds"/> when that is
+    /// not negative (outside the gate: the kernel lets any thread wait). False when the time ran out.
+    /// </summary>
+    internal bool Wait(long timeoutNanoseconds = -1)
     {
         SpindleMetrics.Submission();
-        _ring.Wait(1);
+        if (timeoutNanoseconds < 0)
+        {
+            _ring.Wait(1);
+            return true;
+        }
+        return _ring.Wait(1, timeoutNanoseconds) != -Errno.ETIME;
     }
+
+    /// <summary>Whether <see cref="Wait"/> can end after a time.</summary>
+    internal bool CanWaitWithTimeout => _ring.CanWaitWithTimeout;
+
+    /// <summary>Whether the kernel holds any request (any thread; a snapshot): the standing wake-up read aside.</summary>
+    internal bool AnyInFlight => _regular.InFlight + _blocking.InFlight + _workers.InFlight > 0;
 
     /// <summary>Whether a completion waits in the CQ ring (any thread).</summary>
     internal bool HasCompletion => _ring.HasCompletion;

@@ -70,6 +70,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>Whether the continuation runs on the thread that reaps the completion (the inline mode) instead of a pool thread.</summary>
     internal bool Inline { get; set; }
 
+    /// <summary>Whether the thread waiting in <c>GetResult</c> for this operation polls the ring (a reaper that completes it elsewhere kicks it out of the kernel).</summary>
+    internal volatile bool WaiterPolls;
+
+    /// <summary>Whether the task of <paramref name="token"/> has completed.</summary>
+    internal bool HasCompleted(short token) => !IsPending(token);
+
     internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
 
     /// <summary>Whether the operation should stop for its token (<see cref="GoesOnAfterCancel"/> says when it may not).</summary>
@@ -297,7 +303,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
             return false;
         }
         _delivery = Taken;
-        CompleteTask(); // wakes the waiter
+        bool polls = WaiterPolls;
+        CompleteTask(); // wakes the waiter, if it sleeps
+        if (polls)
+        {
+            _engine.Thread.KickPoller(); // it waits in the kernel for this completion, which this thread took
+        }
         return true;
     }
 
@@ -326,9 +337,9 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     }
 
     /// <summary>
-    /// <c>GetResult</c> before completion (sync-over-async): the caller drives the ring itself — submits, takes what
-    /// is ready — and sleeps only when nothing is, until a reaper (another waiter, a pool thread, the ring's thread)
-    /// completes the operation and wakes it. No pool thread is needed for it to finish.
+    /// <c>GetResult</c> before completion (sync-over-async): the caller polls the ring itself — submits, waits in the
+    /// kernel, reaps its completion and any other — unless another thread polls now; then it sleeps until that thread
+    /// hands it the result. No pool thread is needed for it to finish.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {
@@ -336,8 +347,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         {
             case InFlight:
                 _engine.Thread.CountWaiter(1);
-                _engine.Thread.Flush();
-                WaitUntilCompleted(token);
+                // A request that may wait for ever leaves the ring to others; any other is reaped here while nobody else polls.
+                if (MayBlock || !_engine.Thread.TryPollUntilCompleted(this, token))
+                {
+                    _engine.Thread.Flush();
+                    WaitUntilCompleted(token);
+                }
                 _engine.Thread.CountWaiter(-1);
                 RecordMetrics();
                 return;

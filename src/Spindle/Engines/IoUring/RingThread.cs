@@ -6,13 +6,16 @@ namespace Spindle.Engines.IoUring;
 /// <summary>
 /// Who drives the ring (<see cref="RingDriver"/>) and when. Any thread may drive it while it holds the gate: a
 /// caller submits its own request (<see cref="Submit"/>), a pool thread that ran continuations submits what they
-/// started and takes what the kernel has ready (<see cref="Flush"/>), a thread that waits for its own operation
-/// reaps before it sleeps. The gate is never held in a blocking system call or in user code. The ring's own
-/// thread is the one reaper that blocks: it waits in <c>io_uring_enter</c> for the next completion, so every
-/// completion is taken even when no other thread comes by, and it is woken by callers only when nobody else will
-/// submit soon. Completed operations go to <see cref="Completions"/> (continuations on the thread pool, one
-/// hand-off per batch), to the thread that waits for them, or, in the inline mode, run on the reaping thread once
-/// it has let go of the gate. No user code runs on the ring's thread but inline completions.
+/// started and takes what the kernel has ready (<see cref="Flush"/>). One thread at a time holds the polling role
+/// and waits in <c>io_uring_enter</c> for the next completion, then reaps it itself (<see cref="Poll"/>): the pool
+/// thread that runs this ring's continuations while requests are in the kernel (<see cref="CompletionQueue"/>), so
+/// that the thread that reaps is the one that runs them, as in tokio's workers; a thread that waits for its own
+/// operation in <c>GetResult</c>; otherwise the ring's own thread, which is the backstop: it holds the role when
+/// no pool thread runs continuations, and while one does it parks off the ring, looking in every
+/// <see cref="EngineTunables.ReaperCheckMilliseconds"/> for completions nobody took (a continuation that runs long).
+/// The gate is never held in a blocking system call or in user code. Completed operations go to the thread that
+/// waits for them, to <see cref="Completions"/> (continuations on the thread pool), or, in the inline mode, run on
+/// the reaping thread once it has let go of the gate. No user code runs on the ring's thread but inline completions.
 /// </summary>
 internal sealed unsafe class RingThread
 {
@@ -33,7 +36,14 @@ internal sealed unsafe class RingThread
     private int _wakeFd = -1;            // eventfd that callers write to wake the thread
     private ulong* _wakeBuffer;          // where the standing eventfd read puts the counter
     private bool _wakeArmed;             // whether the eventfd read is on the ring (under the gate)
-    private int _sleeping;               // 1 while the thread is (about to be) blocked in io_uring_enter
+    private int _poller;                 // 1 while a thread holds the polling role
+    private int _inKernel;               // 1 while the poller is (about to be) blocked in io_uring_enter
+    private bool _ringThreadPolls;       // whether the poller is the ring's own thread
+    private int _parked;                 // 1 while the ring's thread waits off the ring for another poller to leave
+    private long _progress;              // passes that reaped or submitted, by any thread (the parked ring's thread looks whether they move)
+    private long _progressAtPark;
+    private bool _watching;              // the ring's thread woke from a park for a look, not for a wake-up
+    private readonly ManualResetEventSlim _park = new(false, spinCount: 0); // no spinning: a parked thread costs nothing
     private int _flushWanted;            // 1 when a thread found the gate taken: its holder drives again before it leaves
     private readonly System.Collections.Concurrent.ConcurrentQueue<RingOperation> _inline = new(); // inline completions, run by the reaper after the gate
 
@@ -65,8 +75,8 @@ internal sealed unsafe class RingThread
     /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
     internal long SubmittingEnters => _driver.SubmittingEnters;
 
-    /// <summary>Whether the thread has decided to sleep (or sleeps) in <c>io_uring_enter</c> until a completion or a wake-up (tests).</summary>
-    internal bool IsSleeping => Volatile.Read(ref _sleeping) != 0;
+    /// <summary>Whether the ring's thread has decided to sleep (or sleeps), in <c>io_uring_enter</c> or parked off the ring (tests).</summary>
+    internal bool IsSleeping => (Volatile.Read(ref _inKernel) != 0 && Volatile.Read(ref _ringThreadPolls)) || Volatile.Read(ref _parked) != 0;
 
     /// <summary>How many completions the CQ ring holds.</summary>
     internal uint CqEntries => _driver.CqEntries;
@@ -132,7 +142,8 @@ internal sealed unsafe class RingThread
     /// <summary>
     /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
     /// submission is due soon anyway: a run of continuations on this thread for the ring (it submits what they
-    /// started together, within <see cref="EngineTunables.BatchWindowMicroseconds"/>), or fewer than <see cref="EngineTunables.SubmitBatch"/> requests waiting while a file request is in the kernel (its
+    /// started together when it runs dry, or within <see cref="EngineTunables.BatchWindowMicroseconds"/>; the ring's
+    /// thread submits it when that run is stuck in a continuation), or fewer than <see cref="EngineTunables.SubmitBatch"/> requests waiting while a file request is in the kernel (its
     /// completion wakes the ring's thread, which submits them).
     /// </summary>
     internal void Submit(RingOperation operation)
@@ -140,7 +151,7 @@ internal sealed unsafe class RingThread
         _driver.Queue(operation);
         if (operation.WaitsInWorker)
         {
-            WakeIfSleeping(); // the ring's thread places it (RingDriver)
+            WakeRingThread(); // the ring's thread places it (RingDriver)
             return;
         }
         if (!operation.MayBlock)
@@ -148,21 +159,17 @@ internal sealed unsafe class RingThread
             // Pairs with the fence between reaping and placing (DriveOnce): either the reaper of the completion in
             // flight sees this request, or we see that nothing is in flight and submit it ourselves.
             Interlocked.MemoryBarrier();
-            if (_driver.RegularInFlight > 0)
+            if (t_draining == this)
             {
-                if (t_draining == this)
+                if (t_heldSince == 0)
                 {
-                    if (t_heldSince == 0)
-                    {
-                        t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
-                    }
-                    return; // the run of continuations submits it with the others it starts (CompletionQueue)
+                    t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
                 }
-                if (_driver.Queued < EngineTunables.SubmitBatch)
-                {
-                    WakeIfSleeping(); // the ring's thread submits what gathered by the time it runs
-                    return;
-                }
+                return; // the run of continuations submits it with the others it starts (CompletionQueue)
+            }
+            if (_driver.RegularInFlight > 0 && _driver.Queued < EngineTunables.SubmitBatch)
+            {
+                return; // the thread that reaps the next completion submits it, with whatever gathered meanwhile
             }
         }
         Flush(runInline: false);
@@ -232,9 +239,13 @@ internal sealed unsafe class RingThread
                 break;
             }
         }
-        if (_driver.WorkersWaiting || (!runInline && !_inline.IsEmpty))
+        if (_driver.WorkersWaiting)
         {
-            WakeIfSleeping(); // requests for io-wq workers go in from the ring's thread only; it runs inline completions left here
+            WakeRingThread(); // requests for io-wq workers go in from the ring's thread only
+        }
+        else if (!runInline && !_inline.IsEmpty)
+        {
+            WakeIfSleeping(); // whoever polls runs the inline completions left here
         }
         return taken;
     }
@@ -252,6 +263,7 @@ internal sealed unsafe class RingThread
             {
                 return taken;
             }
+            _progress++;
             _driver.Enter(wait: false);
             if (!_driver.HasCompletion)
             {
@@ -263,6 +275,10 @@ internal sealed unsafe class RingThread
     private int Reap()
     {
         int taken = _driver.Reap(WakeTag, out bool wake);
+        if (taken > 0)
+        {
+            _progress++; // under the gate
+        }
         if (wake)
         {
             // Whoever reaped the wake-up puts the read back at once: the ring's thread may already be on its way to
@@ -307,25 +323,175 @@ internal sealed unsafe class RingThread
     /// <summary>Ends what <see cref="EnterDrain"/> began.</summary>
     internal static void LeaveDrain(RingThread? outer) => t_draining = outer;
 
-    private void WakeIfSleeping()
+    /// <summary>Whether the calling thread runs this ring's continuations now (its completions need no other thread).</summary>
+    internal bool IsDrainingHere => t_draining == this;
+
+    /// <summary>Regular-file and block-device requests in the kernel now (any thread; a snapshot).</summary>
+    internal int RegularInFlight => _driver.RegularInFlight;
+
+    /// <summary>
+    /// The pool thread that runs the continuations, having run dry, waits in the kernel for the next completion
+    /// (at most <paramref name="milliseconds"/>) and reaps it itself, instead of leaving the ring to its own thread,
+    /// which would wake and hand the completion back to a pool thread: a pool thread waits for the device as
+    /// System.IO's blocking reads do, one for all requests in flight instead of one each. Only while regular-file
+    /// requests are in the kernel (each completes soon), and only when no other thread polls. True when it took
+    /// completions.
+    /// </summary>
+    internal bool TryPollForDrain(int milliseconds)
     {
-        // Pairs with the fence in Run: either the thread sees our item, or we see it sleeping.
-        Interlocked.MemoryBarrier();
-        if (Volatile.Read(ref _sleeping) != 0 && Interlocked.Exchange(ref _sleeping, 0) != 0)
+        if (_driver.RegularInFlight == 0 || !_driver.CanWaitWithTimeout || !TryAcquirePoller())
         {
-            ulong one = 1;
-            Libc.Write(_wakeFd, (byte*)&one, sizeof(ulong));
+            return false;
+        }
+        try
+        {
+            while (!Poll(milliseconds * 1_000_000L, null, 0, out bool timedOut))
+            {
+                if (timedOut || _driver.RegularInFlight == 0)
+                {
+                    return false; // the device is slower than the time left, or another thread took the completions
+                }
+            }
+            return true;
+        }
+        finally
+        {
+            Volatile.Write(ref _poller, 0); // no hand-off: this drain is still running, and wakes the ring's thread when it ends
         }
     }
 
-    /// <summary>The ring thread's loop: drive the ring, then wait in the kernel for the next completion.</summary>
+    /// <summary>
+    /// A thread that waits in <c>GetResult</c> for <paramref name="operation"/> polls the ring itself while no other
+    /// thread does, until the operation completed; returns false when another thread polls (the caller then sleeps
+    /// until that thread hands it the result).
+    /// </summary>
+    internal bool TryPollUntilCompleted(RingOperation operation, short token)
+    {
+        if (!TryAcquirePoller())
+        {
+            return false;
+        }
+        operation.WaiterPolls = true;
+        try
+        {
+            while (!operation.HasCompleted(token))
+            {
+                Poll(-1, operation, token, out _);
+            }
+        }
+        finally
+        {
+            operation.WaiterPolls = false;
+            ReleasePoller();
+        }
+        return true;
+    }
+
+    /// <summary>Called by the thread that ran a continuation run's last step: the ring's thread takes the polling role again when nobody else will.</summary>
+    internal void DrainEnded()
+    {
+        Interlocked.MemoryBarrier(); // pairs with the ring thread's look at the drains before it parks
+        if (!Completions.HasDrains)
+        {
+            WakeParked();
+        }
+    }
+
+    private bool TryAcquirePoller() => Interlocked.CompareExchange(ref _poller, 1, 0) == 0;
+
+    private void ReleasePoller()
+    {
+        Volatile.Write(ref _poller, 0);
+        DrainEnded();
+    }
+
+    // The poller (it holds the role): drive the ring; when nothing was ready, wait in the kernel for a completion at
+    // most timeoutNanoseconds (negative: until one comes, or a kick for waitedFor), then reap. True when completions were taken.
+    private bool Poll(long timeoutNanoseconds, RingOperation? waitedFor, short token, out bool timedOut)
+    {
+        timedOut = false;
+        if (Flush() > 0)
+        {
+            return true;
+        }
+        Volatile.Write(ref _inKernel, 1);
+        // Pairs with the fences of WakeIfSleeping and KickPoller: either they see us in the kernel, or we see their work.
+        Interlocked.MemoryBarrier();
+        if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && waitedFor?.HasCompleted(token) != true)
+        {
+            timedOut = !_driver.Wait(timeoutNanoseconds);
+        }
+        Volatile.Write(ref _inKernel, 0);
+        return Flush() > 0;
+    }
+
+    /// <summary>Wakes the thread that polls out of the kernel (a completion it waits for was taken by another thread).</summary>
+    internal void KickPoller()
+    {
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _inKernel) != 0 && Interlocked.Exchange(ref _inKernel, 0) != 0)
+        {
+            WriteWake();
+        }
+    }
+
+    // Someone must drive the ring soon: the thread in the kernel, or the ring's thread if it is parked.
+    private void WakeIfSleeping()
+    {
+        // Pairs with the fences in Poll and Run: either the thread sees our item, or we see it sleeping.
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _inKernel) != 0 && Interlocked.Exchange(ref _inKernel, 0) != 0)
+        {
+            WriteWake();
+            return;
+        }
+        WakeParked();
+    }
+
+    // The ring's own thread must run (requests for io-wq workers): wherever it sleeps.
+    private void WakeRingThread()
+    {
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _ringThreadPolls))
+        {
+            KickPoller();
+            return;
+        }
+        WakeParked();
+    }
+
+    private void WakeParked()
+    {
+        if (Volatile.Read(ref _parked) != 0 && Interlocked.Exchange(ref _parked, 0) != 0)
+        {
+            _park.Set();
+        }
+    }
+
+    private void WriteWake()
+    {
+        ulong one = 1;
+        Libc.Write(_wakeFd, (byte*)&one, sizeof(ulong));
+    }
+
+    /// <summary>
+    /// The ring thread's loop: drive the ring; then hold the polling role and wait in the kernel for the next
+    /// completion — or, while a pool thread runs this ring's continuations (and polls when it runs dry) or another
+    /// thread polls, park off the ring until that thread leaves, looking for completions nobody took every
+    /// <see cref="EngineTunables.ReaperCheckMilliseconds"/> while requests are in the kernel.
+    /// </summary>
     private void Run()
     {
         while (true)
         {
             try
             {
-                bool sleep;
+                if (_watching && !NobodyTookCompletions())
+                {
+                    Park(); // the pool thread that polls is alive: its completions are its own
+                    continue;
+                }
+                bool busy;
                 lock (_gate)
                 {
                     Volatile.Write(ref _flushWanted, 0);
@@ -339,21 +505,22 @@ internal sealed unsafe class RingThread
                             _driver.Enter(wait: false);
                         }
                     }
-                    Volatile.Write(ref _sleeping, 1);
-                    // Pairs with the callers' fences: either they see the thread asleep and wake it, or it sees their requests.
-                    Interlocked.MemoryBarrier();
-                    sleep = !_driver.HasCompletion && !_driver.CanPlaceMore() && _driver.Unsubmitted == 0 && Volatile.Read(ref _flushWanted) == 0;
+                    busy = _driver.CanPlaceMore() || _driver.Unsubmitted > 0;
                     _driver.OnRingThread = false;
                 }
                 RunInline();
-                // Pairs with Flush's fence after its wish: either it takes the gate, or we see the wish and drive again.
-                Interlocked.MemoryBarrier();
-                if (sleep && !_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0)
+                if (busy)
                 {
-                    // Nothing to place, nothing ready: block until a completion (the kernel's, or the eventfd read's).
-                    _driver.Wait();
+                    continue;
                 }
-                Volatile.Write(ref _sleeping, 0);
+                if (!Completions.HasDrains && TryAcquirePoller())
+                {
+                    WaitAsPoller();
+                }
+                else
+                {
+                    Park();
+                }
             }
             catch (Exception e)
             {
@@ -362,5 +529,52 @@ internal sealed unsafe class RingThread
                 System.Threading.Thread.Sleep(1);
             }
         }
+    }
+
+    // The ring's thread holds the polling role: block until a completion (the kernel's, or the eventfd read's).
+    private void WaitAsPoller()
+    {
+        Volatile.Write(ref _ringThreadPolls, true);
+        Volatile.Write(ref _inKernel, 1);
+        // Pairs with the callers' fences: either they see the thread in the kernel and wake it, or it sees their requests.
+        Interlocked.MemoryBarrier();
+        if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && !_driver.WorkersWaiting && _inline.IsEmpty)
+        {
+            _driver.Wait();
+        }
+        Volatile.Write(ref _inKernel, 0);
+        Volatile.Write(ref _ringThreadPolls, false);
+        Volatile.Write(ref _poller, 0);
+    }
+
+    // Another thread polls or will (a pool thread running continuations): wait off the ring until it leaves.
+    private void Park()
+    {
+        _park.Reset(); // a late Set of an earlier park wakes the thread once more, which looks again: harmless
+        Volatile.Write(ref _parked, 1);
+        // Pairs with DrainEnded and WakeIfSleeping: either they see the thread parked, or it sees their change.
+        Interlocked.MemoryBarrier();
+        bool nobodyPolls = Volatile.Read(ref _poller) == 0 && !Completions.HasDrains;
+        if (nobodyPolls || Volatile.Read(ref _flushWanted) != 0 || _driver.WorkersWaiting || !_inline.IsEmpty)
+        {
+            Volatile.Write(ref _parked, 0);
+            return;
+        }
+        bool watch = _driver.AnyInFlight || !Completions.IsEmpty || _driver.Queued > 0;
+        _progressAtPark = Volatile.Read(ref _progress);
+        _watching = !_park.Wait(watch ? EngineTunables.ReaperCheckMilliseconds : Timeout.Infinite);
+        if (_watching)
+        {
+            Completions.HelpIfStuck();
+        }
+        Volatile.Write(ref _parked, 0);
+    }
+
+    // After a look that woke the parked ring's thread: completions wait in the kernel, or requests wait to be submitted,
+    // and no thread reaped or submitted since it parked (the pool thread that polls runs a continuation that works or blocks).
+    private bool NobodyTookCompletions()
+    {
+        _watching = false;
+        return (_driver.HasCompletion || _driver.Queued > 0) && Volatile.Read(ref _progress) == _progressAtPark;
     }
 }

@@ -47,7 +47,7 @@ internal static class EngineTunables
     internal const int BatchWindowMicroseconds = 20;
 
     /// <summary>How long a continuation runs before the work item queues a helper for the completions behind it (continuations that do not work run faster on one thread).</summary>
-    internal const int HelperAfterMicroseconds = 20;
+    internal const int HelperAfterMicroseconds = 10;
 
     /// <summary>How often the ring's thread, parked while a pool thread polls, looks for completions nobody took (a continuation that runs long or blocks).</summary>
     internal const int ReaperCheckMilliseconds = 1;

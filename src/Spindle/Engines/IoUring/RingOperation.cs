@@ -335,10 +335,10 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
         {
             case InFlight:
-                _engine.Thread.CountWaiter(1);
+                EngineProbe.Current?.Waiting(_engine.Thread, 1);
                 _engine.Thread.Flush();
                 WaitUntilCompleted(token);
-                _engine.Thread.CountWaiter(-1);
+                EngineProbe.Current?.Waiting(_engine.Thread, -1);
                 RecordMetrics();
                 return;
             case Queued when Interlocked.CompareExchange(ref _delivery, Taken, Queued) == Queued:

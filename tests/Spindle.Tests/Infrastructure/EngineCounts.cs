@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using Spindle.Diagnostics;
 using Spindle.Engines.IoUring;
+using Spindle.Interop;
 
 namespace Spindle.Tests.Infrastructure;
 
@@ -54,6 +55,10 @@ internal sealed class EngineCounts : IEngineProbe
     void IEngineProbe.SqesInFlight(RingThread ring, int inFlight)
     {
         RingCounts counts = Of(ring);
+        if (counts.PlacesOnlyFrom != 0 && Libc.GetTid() == counts.PlacesOnlyFrom)
+        {
+            Interlocked.Increment(ref counts.PlacedByThatThread);
+        }
         int most;
         while (inFlight > (most = Volatile.Read(ref counts.MostInFlight)) && Interlocked.CompareExchange(ref counts.MostInFlight, inFlight, most) != most)
         {
@@ -64,7 +69,9 @@ internal sealed class EngineCounts : IEngineProbe
 
     void IEngineProbe.Sleeping(RingThread ring, bool asleep) => Volatile.Write(ref Of(ring).AsleepFlag, asleep ? 1 : 0);
 
-    bool IEngineProbe.HoldsPending(RingThread ring) => s_rings.TryGetValue(ring, out RingCounts? counts) && counts.HoldPending;
+    bool IEngineProbe.HoldsPending(RingThread ring)
+        => s_rings.TryGetValue(ring, out RingCounts? counts)
+        && (counts.HoldPending || (counts.PlacesOnlyFrom != 0 && Libc.GetTid() != counts.PlacesOnlyFrom));
 
     void IEngineProbe.OwnRingBatch(bool placing) => t_placing += placing ? 1 : -1;
 
@@ -88,6 +95,8 @@ internal sealed class RingCounts
     internal int WaiterCount;
     internal int AsleepFlag;
     private volatile bool _holdPending;
+    private volatile int _placesOnlyFrom;
+    internal int PlacedByThatThread;
 
     /// <summary>Completions queued for a pool thread so far (a completion handed to its waiter never is).</summary>
     internal long Posted => Interlocked.Read(ref PostedCount);
@@ -110,4 +119,21 @@ internal sealed class RingCounts
         get => _holdPending;
         set => _holdPending = value;
     }
+
+    /// <summary>
+    /// While not 0, the thread (a kernel thread id) that alone places queued operations when it drives the ring: every
+    /// other thread, the ring's own included, leaves them alone. Setting it starts <see cref="PlacedByIt"/> again.
+    /// </summary>
+    internal int PlacesOnlyFrom
+    {
+        get => _placesOnlyFrom;
+        set
+        {
+            Volatile.Write(ref PlacedByThatThread, 0);
+            _placesOnlyFrom = value;
+        }
+    }
+
+    /// <summary>Operations the thread <see cref="PlacesOnlyFrom"/> names placed since it was set.</summary>
+    internal int PlacedByIt => Volatile.Read(ref PlacedByThatThread);
 }

@@ -138,7 +138,7 @@ public static partial class AppendLog
                 records.Add(payloads.AsMemory(used, record.Length));
                 used += record.Length;
             }
-            return new AppendLogScan(records, new List<(long Offset, long Length)>(reader.Damaged)) { BytesDecoded = reader.BytesDecoded };
+            return new AppendLogScan(records, new List<(long Offset, long Length)>(reader.Damaged));
         }
     }
 

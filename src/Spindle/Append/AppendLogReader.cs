@@ -1,4 +1,5 @@
 using Spindle.Append;
+using Spindle.Diagnostics;
 
 namespace Spindle;
 
@@ -66,9 +67,6 @@ public sealed class AppendLogReader : IDisposable
 
     // The stream's length when it can say, else 0; a capacity hint.
     internal long StreamLength => _stream.CanSeek ? Math.Max(0, _stream.Length - _stream.Position) : 0;
-
-    // Bytes decoded and checksummed so far (each byte of the log at most once); for tests.
-    internal long BytesDecoded { get; private set; }
 
     /// <summary>Moves to the next whole record; false at the end of the log.</summary>
     /// <exception cref="ObjectDisposedException">The reader is disposed.</exception>
@@ -196,7 +194,7 @@ public sealed class AppendLogReader : IDisposable
         {
             _scratch = new byte[Math.Max(to - from, Math.Min(2 * (long)_scratch.Length, Array.MaxLength))];
         }
-        BytesDecoded += to - from;
+        EngineProbe.Current?.LogBytesDecoded(to - from);
         return FrameCodec.Decode(_buffer.AsSpan(from, to - from), _scratch, out consumed);
     }
 

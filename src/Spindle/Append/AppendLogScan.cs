@@ -18,7 +18,4 @@ public sealed class AppendLogScan
     /// Empty for a file written only by writers that lived.
     /// </summary>
     public IReadOnlyList<(long Offset, long Length)> Damaged { get; }
-
-    // Bytes decoded and checksummed by the scan (each byte of the log at most once); for tests.
-    internal long BytesDecoded { get; init; }
 }

@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Collections.Concurrent;
 using System.Numerics;
 using System.Runtime.InteropServices;
+using Spindle.Diagnostics;
 
 namespace Spindle;
 
@@ -35,7 +36,6 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
     private readonly ConcurrentStack<nint>[] _free;
     private readonly int _smallestShift; // log2 of the smallest size: _free[i] holds blocks of 1 << (_smallestShift + i) bytes
     private int _disposed;               // 1 once disposed: returned blocks are freed instead of kept
-    private long _outstanding;           // buffers rented and not yet returned
 
     /// <summary>A process-wide pool with 4096-byte alignment, which satisfies every common O_DIRECT requirement.</summary>
     public static new AlignedMemoryPool Shared { get; } = new(4096);
@@ -62,9 +62,6 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
     /// <summary>The alignment of every buffer's address and length, in bytes.</summary>
     public int Alignment { get; }
 
-    /// <summary>Buffers rented and not yet returned: what the leak tests watch.</summary>
-    internal long Outstanding => Interlocked.Read(ref _outstanding);
-
     /// <summary>The largest buffer that can be rented.</summary>
     public override int MaxBufferSize => 1 << 30;
 
@@ -82,7 +79,7 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
         ObjectDisposedException.ThrowIf(_disposed != 0, this);
         int size = (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(minBufferSize == -1 ? DefaultRentSize : minBufferSize, Alignment));
         int bucket = Bucket(size);
-        Interlocked.Increment(ref _outstanding);
+        EngineProbe.Current?.PoolBuffers(this, 1);
         if (bucket < _free.Length && _free[bucket].TryPop(out nint block))
         {
             return new AlignedBuffer(this, (byte*)block, size);
@@ -93,7 +90,7 @@ public sealed unsafe class AlignedMemoryPool : MemoryPool<byte>
     /// <summary>Takes a block back from an owner being disposed.</summary>
     internal void Return(byte* block, int size)
     {
-        Interlocked.Decrement(ref _outstanding);
+        EngineProbe.Current?.PoolBuffers(this, -1);
         int bucket = Bucket(size);
         if (_disposed == 0 && bucket < _free.Length && _free[bucket].Count < KeptPerSize)
         {

@@ -18,18 +18,4 @@ internal static class FileRequestsInFlight
 
     /// <summary>A request finished (before its continuation runs, so that a loop's next request sees it gone).</summary>
     internal static void Leave() => Interlocked.Decrement(ref s_count);
-
-    /// <summary>Counts a request that never finishes until disposed (tests: makes every data sync and durable write see another in flight, so it goes to the ring).</summary>
-    internal static HeldRequest Hold()
-    {
-        Enter();
-        return default;
-    }
-
-    /// <summary>The request <see cref="Hold"/> counts; disposing it lets go.</summary>
-    internal readonly struct HeldRequest : IDisposable
-    {
-        /// <summary>Lets go of the held request.</summary>
-        public void Dispose() => Leave();
-    }
 }

@@ -18,15 +18,11 @@ internal sealed class WorkerThreads
     // queue depth 8 (perf stat); a thread that finds no work should simply sleep.
     private readonly Semaphore _wake = new(0, int.MaxValue);
     private int _idle;      // threads waiting on _wake that no one has claimed yet
-    private int _running;   // threads taking items (started or claimed, not idle)
 
     private WorkerThreads(string name) => _name = name;
 
     /// <summary>Threads for operations that may block indefinitely: one per item when none is idle.</summary>
     internal static WorkerThreads Blocking { get; } = new("Spindle blocking I/O");
-
-    /// <summary>Threads in the group that are taking items (for tests and diagnostics).</summary>
-    internal int Running => Volatile.Read(ref _running);
 
     /// <summary>Queues an item (any thread).</summary>
     internal void Queue(IThreadPoolWorkItem item)
@@ -59,14 +55,12 @@ internal sealed class WorkerThreads
         {
             return false;
         }
-        Interlocked.Increment(ref _running);
         _wake.Release();
         return true;
     }
 
     private void StartThread()
     {
-        Interlocked.Increment(ref _running);
         try
         {
             var thread = new Thread(static state => ((WorkerThreads)state!).Work()) { IsBackground = true, Name = _name };
@@ -75,7 +69,6 @@ internal sealed class WorkerThreads
         catch (OutOfMemoryException)
         {
             // No thread to be had (limits): let a pool thread drain the queue rather than strand it.
-            Interlocked.Decrement(ref _running);
             System.Threading.ThreadPool.UnsafeQueueUserWorkItem(static group => group.Drain(), this, preferLocal: false);
         }
     }
@@ -95,12 +88,10 @@ internal sealed class WorkerThreads
             Drain();
 
             // Go idle, then look once more: a Queue that saw us running did not wake anyone.
-            Interlocked.Decrement(ref _running);
             Interlocked.Increment(ref _idle);
             Interlocked.MemoryBarrier();
             if (!_items.IsEmpty && TryClaimIdle())
             {
-                Interlocked.Increment(ref _running);
                 continue;
             }
             if (!_wake.WaitOne(EngineTunables.IdleThreadMilliseconds))

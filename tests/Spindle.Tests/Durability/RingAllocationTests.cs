@@ -75,7 +75,7 @@ public class RingAllocationTests
         using IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(4096);
         SpindleRandomAccess.Write(handle, owner.Memory.Span, 15 * 4096L);
         IoUringEngine engine = IoUringEngine.Instance!;
-        using var overlapping = Spindle.Engines.FileRequestsInFlight.Hold(); // lone requests on a file run on a pool thread
+        using var overlapping = HeldFileRequest.Hold(); // lone requests on a file run on a pool thread
         long syncs = engine.DataSyncSqes;
         long writes = engine.DataSyncWriteSqes + engine.LinkedWriteSqes;
         double sync = await BytesPerOperation(300, _ => SpindleRandomAccess.FlushDataToDiskAsync(handle, IoEngine.IoUring));

@@ -27,7 +27,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
     // A ring of the test's own, so that its counters see only the test's requests.
     private static IoUringEngine? PrivateEngine(bool linked)
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (Spindle.Tests.Infrastructure.PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): nothing to test on the ring.");
             return null;
@@ -47,7 +47,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         using SafeFileHandle file = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite);
         SpindleRandomAccess.Write(file, Data(10_000, 1), 0);
         IoUringEngine engine = IoUringEngine.Instance!;
-        using var overlapping = FileRequestsInFlight.Hold(); // a lone sync would run on a pool thread (one hop)
+        using var overlapping = HeldFileRequest.Hold(); // a lone sync would run on a pool thread (one hop)
         long before = engine.DataSyncSqes;
         await SpindleRandomAccess.FlushDataToDiskAsync(file, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
         Assert.True(engine.DataSyncSqes > before, "no IORING_OP_FSYNC(DATASYNC) was submitted");
@@ -198,7 +198,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         {
             return;
         }
-        using var overlapping = FileRequestsInFlight.Hold(); // a lone request on a file would run on a pool thread (one hop)
+        using var overlapping = HeldFileRequest.Hold(); // a lone request on a file would run on a pool thread (one hop)
         using var dir = new TempDirectory(AppContext.BaseDirectory);
         using SafeFileHandle buffered = SpindleFile.OpenHandle(dir.File("b"), FileMode.Create, FileAccess.ReadWrite);
         byte[] data = Data(4096, 7);

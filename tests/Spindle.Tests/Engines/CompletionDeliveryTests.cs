@@ -17,7 +17,7 @@ public class CompletionDeliveryTests
     [Fact]
     public void A_thread_blocked_in_GetResult_gets_its_completion_without_the_thread_pool()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): nothing to wait for on a ring.");
             return;
@@ -27,7 +27,7 @@ public class CompletionDeliveryTests
         byte[] buffer = new byte[1];
         ValueTask<int> read = engine.ReadAsync(fifo.Reader, buffer, 0, useFastPath: false, CancellationToken.None);
         Assert.False(read.IsCompleted);
-        long posted = engine.Thread.Completions.Posted;
+        long posted = EngineCounts.Of(engine.Thread).Posted;
         int result = -1;
         Exception? error = null;
         var waiter = new Thread(() =>
@@ -42,14 +42,14 @@ public class CompletionDeliveryTests
             }
         });
         waiter.Start();
-        Assert.True(SpinWait.SpinUntil(() => engine.Thread.Waiters == 1, Timeout), "the thread never waited in GetResult");
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).Waiters == 1, Timeout), "the thread never waited in GetResult");
         SpindleRandomAccess.Write(fifo.Writer, new byte[] { 42 }, 0);
         Assert.True(waiter.Join(Timeout), "the waiting thread never got its completion");
         Assert.Null(error);
         Assert.Equal(1, result);
         Assert.Equal(42, buffer[0]);
-        Assert.Equal(posted, engine.Thread.Completions.Posted); // handed to the waiter, not queued for a pool thread
-        Assert.Equal(0, engine.Thread.Waiters);
+        Assert.Equal(posted, EngineCounts.Of(engine.Thread).Posted); // handed to the waiter, not queued for a pool thread
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).Waiters);
     }
 
     [Fact]

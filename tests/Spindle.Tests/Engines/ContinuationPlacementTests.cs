@@ -28,7 +28,7 @@ public class ContinuationPlacementTests
     [Fact]
     public async Task A_blocked_metrics_listener_does_not_stop_unrelated_io_uring_reads()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to stop.");
             return;
@@ -84,7 +84,7 @@ public class ContinuationPlacementTests
     [Fact]
     public async Task Thread_state_a_continuation_sets_is_not_seen_by_the_next_continuations()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread.");
             return;

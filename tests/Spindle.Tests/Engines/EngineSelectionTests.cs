@@ -55,11 +55,11 @@ public class EngineSelectionTests
         new Random(5).NextBytes(data);
 
         // A ring of its own: the process-wide counters also count other tests' enters.
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             return;
         }
-        long before = engine.Thread.SubmittingEnters;
+        long before = EngineCounts.Of(engine.Thread).SubmittingEnters;
         var tasks = new Task[Count];
         for (int i = 0; i < Count; i++)
         {
@@ -67,7 +67,7 @@ public class EngineSelectionTests
             tasks[i] = engine.WriteAsync(handle, data.AsMemory(i * 512, 512), i * 512L, useFastPath: false, default).AsTask();
         }
         await Task.WhenAll(tasks).WaitAsync(TimeSpan.FromSeconds(30));
-        long enters = engine.Thread.SubmittingEnters - before;
+        long enters = EngineCounts.Of(engine.Thread).SubmittingEnters - before;
 
         Console.WriteLine($"{Count} io_uring writes took {enters} submitting io_uring_enter calls");
         Assert.True(enters > 0, "io_uring_enter was never called: the ring did not run");

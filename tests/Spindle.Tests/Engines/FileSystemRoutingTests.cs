@@ -47,7 +47,7 @@ public partial class FileSystemRoutingTests
         Assert.False(facts.NonBlockingReads, "tmpfs refuses RWF_NOWAIT, so the fast path is not tried");
 
         long submissions = SpindleTotals.Snapshot().Submissions;
-        using (FileRequestsInFlight.Hold()) // others in flight: without row 3, reads would go to the ring
+        using (HeldFileRequest.Hold()) // others in flight: without row 3, reads would go to the ring
         {
             foreach (long offset in new long[] { 0, 4096, 10_000, (64 << 10) - 100, 64 << 10 })
             {
@@ -159,7 +159,7 @@ public partial class FileSystemRoutingTests
         var reads = new Task<int>[InFlight];
         long[] offsets = new long[InFlight];
         var random = new Random(5);
-        using (FileRequestsInFlight.Hold())
+        using (HeldFileRequest.Hold())
         {
             for (int i = 0; i < InFlight; i++)
             {
@@ -194,7 +194,7 @@ public partial class FileSystemRoutingTests
             {
                 mechanisms.Clear();
             }
-            using (FileRequestsInFlight.Hold())
+            using (HeldFileRequest.Hold())
             {
                 await SpindleRandomAccess.WriteAsync(writer, written, 4096, IoEngine.IoUring).AsTask().WaitAsync(TimeSpan.FromSeconds(30));
             }

@@ -38,7 +38,7 @@ public class InlineCompletionTests
     [Fact]
     public async Task A_continuation_that_waits_synchronously_for_another_read_completes()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
             return;
@@ -67,7 +67,7 @@ public class InlineCompletionTests
     [Fact]
     public async Task A_continuation_blocked_for_ever_does_not_stop_other_operations()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
             return;
@@ -108,7 +108,7 @@ public class InlineCompletionTests
         // whichever runs first blocks its thread, so the other must run elsewhere rather than wait
         // behind it. Two streams over one full pipe — a writer blocked in write(2), its reader's
         // completion behind it — hung this way when one thread ran every continuation.
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring thread to block.");
             return;

@@ -66,7 +66,7 @@ public class PageCacheWriteRoutingTests
         byte[] large = new byte[192 * 1024]; // above the fast path's copies, below row 9b's pool transfers
         new Random(24).NextBytes(large);
         FileIoEngine ring = EngineSelector.Get(IoEngine.IoUring);
-        using var overlapping = FileRequestsInFlight.Hold(); // a lone request would run on a pool thread
+        using var overlapping = HeldFileRequest.Hold(); // a lone request would run on a pool thread
 
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite))
         {
@@ -132,7 +132,7 @@ public class PageCacheWriteRoutingTests
 
         // O_DIRECT: the write waits for the device without a copy, which is what the ring is for once requests overlap
         // (a lone one runs on a pool thread, row 9); one of 256 KiB or more too (that row is gone).
-        using var overlapping = FileRequestsInFlight.Hold();
+        using var overlapping = HeldFileRequest.Hold();
         using (SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true }))
         {
             MetricsSnapshot before = SpindleTotals.Snapshot();

@@ -104,7 +104,7 @@ public partial class RoutingTests
     [Fact]
     public async Task Idle_reads_on_an_eventfd_beyond_the_regular_lane_never_hold_up_a_file_read()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"skipped: {IoUringEngine.UnavailableReason}");
             return;
@@ -172,7 +172,7 @@ public partial class RoutingTests
         using var dir = new TempDirectory();
         using SafeFileHandle file = File.OpenHandle(dir.File("data"), FileMode.Create, FileAccess.ReadWrite);
         await SpindleRandomAccess.WriteAsync(file, new byte[100], 0, IoEngine.IoUring);        // a copy into the page cache
-        using (FileRequestsInFlight.Hold())
+        using (HeldFileRequest.Hold())
         {
             await IoUringEngine.Instance!.ReadAsync(file, new byte[100], 0, useFastPath: false, CancellationToken.None); // the ring, as others are in flight
         }

@@ -34,7 +34,7 @@ public class SaturatedSubmissionTests
         using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
 
         // Held: every read goes to the ring (router row 10), as when other requests are in flight.
-        using (FileRequestsInFlight.Hold())
+        using (HeldFileRequest.Hold())
         {
             Task[] callers = new Task[Environment.ProcessorCount * 4];
             for (int c = 0; c < callers.Length; c++)

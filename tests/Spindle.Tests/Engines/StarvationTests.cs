@@ -73,7 +73,7 @@ public class StarvationTests
         Assert.All(results, n => Assert.Equal(1, n));
         if (ring is not null)
         {
-            Assert.True(ring.Thread.MaxInFlight <= ring.Thread.CqEntries, $"{ring.Thread.MaxInFlight} SQEs in flight, CQ holds {ring.Thread.CqEntries}");
+            Assert.True(EngineCounts.Of(ring.Thread).MaxInFlight <= ring.Thread.CqEntries, $"{EngineCounts.Of(ring.Thread).MaxInFlight} SQEs in flight, CQ holds {ring.Thread.CqEntries}");
         }
     }
 
@@ -81,7 +81,7 @@ public class StarvationTests
     [Fact]
     public async Task Cancelling_a_queued_io_uring_operation_completes_it_at_once()
     {
-        IoUringEngine? engine = IoUringEngine.CreatePrivate();
+        IoUringEngine? engine = PrivateEngine.Create();
         if (engine is null)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): nothing is queued on a ring.");
@@ -95,8 +95,8 @@ public class StarvationTests
         byte[] buffer = new byte[4096];
         Array.Fill(buffer, (byte)0xAA);
 
-        using var overlapping = FileRequestsInFlight.Hold(); // a lone read would run on a pool thread
-        engine.Thread.HoldPending = true; // the ring "has no room": the read stays queued
+        using var overlapping = HeldFileRequest.Hold(); // a lone read would run on a pool thread
+        EngineCounts.Of(engine.Thread).HoldPending = true; // the ring "has no room": the read stays queued
         ValueTask<int> read = engine.ReadAsync(file, buffer, 0, useFastPath: false, cts.Token);
         Task<int> task = read.AsTask();
         await Task.Delay(50);
@@ -106,7 +106,7 @@ public class StarvationTests
         Assert.All(buffer, b => Assert.Equal(0xAA, b)); // never reached the kernel
 
         // The stale queue entry is skipped once the ring has room again, and the engine keeps working.
-        engine.Thread.HoldPending = false;
+        EngineCounts.Of(engine.Thread).HoldPending = false;
         Assert.Equal(4096, await engine.ReadAsync(file, buffer, 0, useFastPath: false, CancellationToken.None).AsTask().WaitAsync(Timeout));
         Assert.All(buffer, b => Assert.Equal(0, b));
     }

@@ -181,7 +181,7 @@ public class BatchReadTests
     [Fact]
     public async Task A_batch_of_O_DIRECT_reads_reaches_the_ring_in_one_io_uring_enter_and_completes_once()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
             return;
@@ -207,13 +207,13 @@ public class BatchReadTests
         await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout); // warm-up
 
         // Once the ring thread has gone to sleep, everything the batch queues goes in with the one enter its wake-up makes.
-        Assert.True(SpinWait.SpinUntil(() => engine.Thread.IsSleeping, Timeout));
-        long enters = engine.Thread.SubmittingEnters;
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout));
+        long enters = EngineCounts.Of(engine.Thread).SubmittingEnters;
         Array.Clear(results);
         memory.Span.Clear();
         await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
-        Assert.Equal(1, engine.Thread.SubmittingEnters - enters);
-        Assert.True(engine.Thread.MaxInFlight >= 32, $"at most {engine.Thread.MaxInFlight} SQEs were in flight together");
+        Assert.Equal(1, EngineCounts.Of(engine.Thread).SubmittingEnters - enters);
+        Assert.True(EngineCounts.Of(engine.Thread).MaxInFlight >= 32, $"at most {EngineCounts.Of(engine.Thread).MaxInFlight} SQEs were in flight together");
         for (int i = 0; i < 32; i++)
         {
             byte[] expected = new byte[4096];
@@ -227,7 +227,7 @@ public class BatchReadTests
     [Fact]
     public async Task A_batch_on_the_ring_mixes_ring_inline_and_failed_requests_with_a_result_each()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
             return;
@@ -296,7 +296,7 @@ public class BatchReadTests
 
     private static IoUringEngine? SharingEngine(int helpers = 3)
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
             return null;
@@ -399,13 +399,13 @@ public class BatchReadTests
         var results = new BatchReadResult[64];
         await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout); // warm-up
 
-        Assert.True(SpinWait.SpinUntil(() => engine.Thread.IsSleeping, Timeout));
-        long enters = engine.Thread.SubmittingEnters;
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout));
+        long enters = EngineCounts.Of(engine.Thread).SubmittingEnters;
         Array.Clear(results);
         memory.Span.Clear();
         await engine.ReadBatchAsync(requests, results, CancellationToken.None).AsTask().WaitAsync(Timeout);
-        Assert.Equal(1, engine.Thread.SubmittingEnters - enters);
-        Assert.True(engine.Thread.MaxInFlight >= 32, $"at most {engine.Thread.MaxInFlight} SQEs were in flight together");
+        Assert.Equal(1, EngineCounts.Of(engine.Thread).SubmittingEnters - enters);
+        Assert.True(EngineCounts.Of(engine.Thread).MaxInFlight >= 32, $"at most {EngineCounts.Of(engine.Thread).MaxInFlight} SQEs were in flight together");
         for (int i = 0; i < 64; i++)
         {
             byte[] expected = new byte[4096];
@@ -460,7 +460,7 @@ public class BatchReadTests
     [Fact]
     public void Small_batches_stay_on_the_callers_thread_and_larger_ones_are_shared_only_with_a_second_core()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             return;
         }

@@ -86,12 +86,12 @@ public class SynchronousBatchTests
 
         if (ring)
         {
-            Assert.Equal(3, OwnRing.RoundsOnThisThread);
-            Assert.Equal(Count, OwnRing.CompletionsOnThisThread);
+            Assert.Equal(3, EngineCounts.RoundsOnThisThread);
+            Assert.Equal(Count, EngineCounts.OwnRingCompletionsOnThisThread);
         }
         else
         {
-            Assert.Equal(0, OwnRing.RoundsOnThisThread);
+            Assert.Equal(0, EngineCounts.RoundsOnThisThread);
         }
         for (int i = 0; i < Count; i++)
         {
@@ -121,7 +121,7 @@ public class SynchronousBatchTests
 
         // The file was just written: its pages are cached, and no read needs the ring.
         SpindleRandomAccess.ReadBatch(requests, results);
-        long rounds = OwnRing.RoundsOnThisThread;
+        long rounds = EngineCounts.RoundsOnThisThread;
         Assert.Equal(0, rounds);
         for (int i = 0; i < requests.Length; i++)
         {
@@ -143,7 +143,7 @@ public class SynchronousBatchTests
         SpindleRandomAccess.ReadBatch(requests, results);
         if (ring)
         {
-            Assert.Equal(1, OwnRing.RoundsOnThisThread);
+            Assert.Equal(1, EngineCounts.RoundsOnThisThread);
         }
         for (int i = 0; i < requests.Length; i++)
         {
@@ -206,7 +206,7 @@ public class SynchronousBatchTests
             var requests = new[] { new BatchReadRequest(handle, new byte[100], 0), new BatchReadRequest(handle, new byte[100], 1000) };
             var results = new BatchReadResult[2];
             SpindleRandomAccess.ReadBatch(requests, results);
-            Assert.Equal(0, OwnRing.RoundsOnThisThread);
+            Assert.Equal(0, EngineCounts.RoundsOnThisThread);
             Assert.Equal(100, results[1].BytesRead);
         });
     }
@@ -278,7 +278,7 @@ public class SynchronousBatchTests
         public override MemoryHandle Pin(int elementIndex = 0)
         {
             Pins++;
-            if (_whilePlacing is { } callback && OwnRing.PlacingOnThisThread)
+            if (_whilePlacing is { } callback && EngineCounts.PlacingOnThisThread)
             {
                 _whilePlacing = null;
                 Ran = true;

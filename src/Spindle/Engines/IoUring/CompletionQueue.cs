@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using Spindle.Diagnostics;
 
 namespace Spindle.Engines.IoUring;
 
@@ -41,11 +42,6 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     /// <summary>Runs the queue on a thread of its own when the pool does not start its work item (a starved pool).</summary>
     internal StarvedPoolRescue Rescue { get; }
 
-    private long _posted; // completions posted so far (tests)
-
-    /// <summary>Completions posted so far (tests: a completion handed to its waiter is never posted).</summary>
-    internal long Posted => Interlocked.Read(ref _posted);
-
     /// <summary>Whether no completion waits.</summary>
     internal bool IsEmpty => _ready.IsEmpty;
 
@@ -60,7 +56,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     internal void Post(IThreadPoolWorkItem completion, uint generation = 0)
     {
         _ready.Enqueue((completion, generation));
-        Interlocked.Increment(ref _posted);
+        EngineProbe.Current?.CompletionPosted(_ring);
         if (t_collecting != this)
         {
             Schedule();

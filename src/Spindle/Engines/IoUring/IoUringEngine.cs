@@ -21,7 +21,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
     private static long s_retryAt;                  // Environment.TickCount64 before which a failed start is not retried
     private static readonly object s_startGate = new();
 
-    private IoUringEngine(RingThread thread)
+    /// <summary>An engine over <paramref name="thread"/>, which it starts (<see cref="RingThread.Start"/>) before first use.</summary>
+    internal IoUringEngine(RingThread thread)
     {
         Thread = thread;
         Operations = new RingOperations(this);
@@ -51,13 +52,6 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
     internal const string DisableSwitch = SpindleSwitches.DisableIoUringName;
-
-    /// <summary>A second engine with a ring and threads of its own (tests that use the ring thread's seams), or null.</summary>
-    internal static IoUringEngine? CreatePrivate()
-    {
-        var engine = new IoUringEngine(new RingThread());
-        return engine.Thread.Start(engine, out _) ? engine : null;
-    }
 
     private static IoUringEngine? TryStart()
     {

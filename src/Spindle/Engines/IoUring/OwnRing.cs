@@ -27,12 +27,6 @@ internal sealed unsafe class OwnRing
     private static readonly OwnRing?[] s_idle = new OwnRing?[Environment.ProcessorCount]; // rings between batches; null is a free slot
     private static volatile bool s_refused; // the kernel refused io_uring: this process reads such batches one by one
 
-    [ThreadStatic]
-    private static int t_placing;           // batches of this thread being placed or waited for (nested ones: a buffer's Pin)
-    [ThreadStatic]
-    private static long t_rounds;
-    [ThreadStatic]
-    private static long t_completions;
 
     private Ring? _ring; // null once retired: the kernel refused a submission for good
     private readonly MemoryHandle[] _pins = new MemoryHandle[Entries];
@@ -40,15 +34,6 @@ internal sealed unsafe class OwnRing
     private readonly int[] _results = new int[Entries];
 
     private OwnRing(Ring ring) => _ring = ring;
-
-    /// <summary>Whether a batch of the calling thread is being placed or waited for (tests).</summary>
-    internal static bool PlacingOnThisThread => t_placing > 0;
-
-    /// <summary>Rounds of reads the calling thread handed to the kernel together (tests and diagnostics).</summary>
-    internal static long RoundsOnThisThread => t_rounds;
-
-    /// <summary>Reads the kernel completed through a ring for the calling thread (tests and diagnostics).</summary>
-    internal static long CompletionsOnThisThread => t_completions;
 
     /// <summary>Whether a batch may be read through a ring: false once the kernel refused io_uring to this process.</summary>
     internal static bool MayRent => !s_refused;
@@ -68,14 +53,14 @@ internal sealed unsafe class OwnRing
             ReadAlone(requests, results, members, prefixes);
             return;
         }
-        t_placing++;
+        EngineProbe.Current?.OwnRingBatch(placing: true);
         try
         {
             own.ReadRounds(requests, results, members, prefixes);
         }
         finally
         {
-            t_placing--;
+            EngineProbe.Current?.OwnRingBatch(placing: false);
             own.Return();
         }
     }
@@ -209,14 +194,12 @@ internal sealed unsafe class OwnRing
         Ring ring = _ring!;
         int reaped = 0;
         bool refused = false;
-        t_rounds++;
         while (true)
         {
             while (ring.TryTakeCompletion(out ulong slot, out int result))
             {
                 _results[(int)slot] = result;
                 reaped++;
-                t_completions++;
             }
             int inKernel = placed - (int)ring.Unsubmitted;
             if (reaped == (refused ? inKernel : placed))
@@ -231,6 +214,7 @@ internal sealed unsafe class OwnRing
                 refused = entered is not (-Errno.EAGAIN or -Errno.EBUSY) || inKernel == reaped;
             }
         }
+        EngineProbe.Current?.OwnRingRound(reaped);
         if (refused)
         {
             Retire();

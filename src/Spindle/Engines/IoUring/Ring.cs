@@ -317,9 +317,6 @@ internal sealed unsafe class Ring
     /// <summary>Whether a completion is waiting in the CQ ring.</summary>
     internal bool HasCompletion => Volatile.Read(ref *_cqTail) != *_cqHead;
 
-    /// <summary>How many completions wait in the CQ ring (any thread may ask; for tests).</summary>
-    internal uint ReadyCompletions => Volatile.Read(ref *_cqTail) - Volatile.Read(ref *_cqHead);
-
     /// <summary>Takes the oldest completion, if any.</summary>
     internal bool TryTakeCompletion(out ulong userData, out int result)
     {

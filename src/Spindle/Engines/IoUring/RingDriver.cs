@@ -32,8 +32,6 @@ internal sealed unsafe class RingDriver
     private readonly Queue<(RingOperation Operation, uint Generation)> _retries = new();
     private (RingOperation Operation, uint Generation)? _carriedCancel;
     private int _inFlight;               // SQEs submitted whose CQEs have not been reaped (≤ CQ entries)
-    private int _maxInFlight;            // the most SQEs ever in flight at once (for tests)
-    private long _submittingEnters;      // io_uring_enter calls that submitted SQEs (for tests)
 
     internal RingDriver(IoUringEngine engine, Ring ring)
     {
@@ -45,23 +43,11 @@ internal sealed unsafe class RingDriver
         _regular.Budget = (int)ring.CqEntries - EngineTunables.CancelReserve - _blocking.Budget - _workers.Budget;
     }
 
-    /// <summary>
-    /// Test seam (tests on a private engine only): while set, callers' operations stay in their lane, as
-    /// when the ring has no room, so that a test can act on a queued operation.
-    /// </summary>
-    internal volatile bool HoldPending;
+    // While a test's probe says so, callers' operations stay in their lane, as when the ring has no room.
+    private bool HoldPending => EngineProbe.Current?.HoldsPending(_engine.Thread) == true;
 
     /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
     internal uint SetupFlags => _ring.SetupFlags;
-
-    /// <summary>The most SQEs ever in flight at once; never more than the CQ ring holds.</summary>
-    internal int MaxInFlight => Volatile.Read(ref _maxInFlight);
-
-    /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
-    internal long SubmittingEnters => Volatile.Read(ref _submittingEnters);
-
-    /// <summary>How many completions wait in the CQ ring, not reaped yet.</summary>
-    internal uint ReadyCompletions => _ring.ReadyCompletions;
 
     /// <summary>How many completions the CQ ring holds.</summary>
     internal uint CqEntries => _ring.CqEntries;
@@ -105,7 +91,7 @@ internal sealed unsafe class RingDriver
         }
         if (unsubmitted > 0)
         {
-            Interlocked.Increment(ref _submittingEnters);
+            EngineProbe.Current?.SubmittingEnter(_engine.Thread);
         }
         if (result >= 0 || result == -Errno.EINTR)
         {
@@ -353,10 +339,7 @@ internal sealed unsafe class RingDriver
         }
         operation.State = RingOperation.OperationState.InKernel;
         _inFlight += sqes;
-        if (_inFlight > _maxInFlight)
-        {
-            _maxInFlight = _inFlight;
-        }
+        EngineProbe.Current?.SqesInFlight(_engine.Thread, _inFlight);
         LaneOf(operation).InFlight += sqes;
         return true;
     }

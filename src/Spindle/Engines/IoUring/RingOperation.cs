@@ -346,14 +346,14 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
         {
             case InFlight:
-                _engine.Thread.CountWaiter(1);
+                EngineProbe.Current?.Waiting(_engine.Thread, 1);
                 // A request that may wait for ever leaves the ring to others; any other is reaped here while nobody else polls.
                 if (MayBlock || !_engine.Thread.TryPollUntilCompleted(this, token))
                 {
                     _engine.Thread.Flush();
                     WaitUntilCompleted(token);
                 }
-                _engine.Thread.CountWaiter(-1);
+                EngineProbe.Current?.Waiting(_engine.Thread, -1);
                 RecordMetrics();
                 return;
             case Queued when Interlocked.CompareExchange(ref _delivery, Taken, Queued) == Queued:

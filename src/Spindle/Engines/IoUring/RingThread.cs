@@ -1,3 +1,4 @@
+using Spindle.Diagnostics;
 using Spindle.Interop;
 using static Spindle.Interop.IoUringConstants;
 
@@ -52,14 +53,6 @@ internal sealed unsafe class RingThread
     /// <summary>Where completed operations' continuations run: the thread pool, one work item per batch.</summary>
     internal CompletionQueue Completions { get; }
 
-    private int _waiters; // threads blocked in GetResult on one of this ring's operations now
-
-    /// <summary>Threads blocked in <c>GetResult</c> on one of this ring's operations now (tests).</summary>
-    internal int Waiters => Volatile.Read(ref _waiters);
-
-    /// <summary>A thread starts (<paramref name="delta"/> 1) or stops (-1) waiting in <c>GetResult</c>.</summary>
-    internal void CountWaiter(int delta) => Interlocked.Add(ref _waiters, delta);
-
     /// <summary>The thread's id (the kernel's), once it started: its io-wq workers are named after it.</summary>
     internal int ThreadId { get; private set; }
 
@@ -69,30 +62,11 @@ internal sealed unsafe class RingThread
     /// <summary>The setup flags the kernel accepted (for diagnostics).</summary>
     internal uint SetupFlags => _driver.SetupFlags;
 
-    /// <summary>The most SQEs ever in flight at once; never more than the CQ ring holds.</summary>
-    internal int MaxInFlight => _driver.MaxInFlight;
-
-    /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
-    internal long SubmittingEnters => _driver.SubmittingEnters;
-
-    /// <summary>Whether the ring's thread has decided to sleep (or sleeps), in <c>io_uring_enter</c> or parked off the ring (tests).</summary>
-    internal bool IsSleeping => (Volatile.Read(ref _inKernel) != 0 && Volatile.Read(ref _ringThreadPolls)) || Volatile.Read(ref _parked) != 0;
-
     /// <summary>How many completions the CQ ring holds.</summary>
     internal uint CqEntries => _driver.CqEntries;
 
     /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
     internal int BlockingBudget => _driver.BlockingBudget;
-
-    /// <summary>
-    /// Test seam (tests on a private engine only): while set, callers' operations stay in their lane, as
-    /// when the ring has no room, so that a test can act on a queued operation.
-    /// </summary>
-    internal bool HoldPending
-    {
-        get => _driver.HoldPending;
-        set => _driver.HoldPending = value;
-    }
 
     /// <summary>Starts the thread and waits until it has set up the ring, or failed to (<paramref name="errno"/> says why).</summary>
     /// <exception cref="OutOfMemoryException">The thread could not be created.</exception>
@@ -540,7 +514,9 @@ internal sealed unsafe class RingThread
         Interlocked.MemoryBarrier();
         if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && !_driver.WorkersWaiting && _inline.IsEmpty)
         {
+            EngineProbe.Current?.Sleeping(this, true);
             _driver.Wait();
+            EngineProbe.Current?.Sleeping(this, false);
         }
         Volatile.Write(ref _inKernel, 0);
         Volatile.Write(ref _ringThreadPolls, false);
@@ -562,7 +538,9 @@ internal sealed unsafe class RingThread
         }
         bool watch = _driver.AnyInFlight || !Completions.IsEmpty || _driver.Queued > 0;
         _progressAtPark = Volatile.Read(ref _progress);
+        EngineProbe.Current?.Sleeping(this, true);
         _watching = !_park.Wait(watch ? EngineTunables.ReaperCheckMilliseconds : Timeout.Infinite);
+        EngineProbe.Current?.Sleeping(this, false);
         if (_watching)
         {
             Completions.HelpIfStuck();

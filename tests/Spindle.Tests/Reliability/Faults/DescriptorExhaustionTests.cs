@@ -166,7 +166,7 @@ public class DescriptorExhaustionTests(ITestOutputHelper output)
                         bool right = Enumerable.Range(0, requests.Length).All(i => results[i].BytesRead == 4096
                             && requests[i].Buffer.Span.SequenceEqual(data.AsSpan((int)requests[i].FileOffset, 4096)));
                         Interlocked.Add(ref wrong, right ? 0 : 1);
-                        Interlocked.Add(ref throughRing, Spindle.Engines.IoUring.OwnRing.RoundsOnThisThread > 0 ? 1 : 0);
+                        Interlocked.Add(ref throughRing, EngineCounts.RoundsOnThisThread > 0 ? 1 : 0);
                         Interlocked.Increment(ref done);
                     }));
                 }
@@ -241,7 +241,7 @@ public class DescriptorExhaustionTests(ITestOutputHelper output)
                 {
                     go.Wait();
                     SpindleRandomAccess.ReadBatch(new[] { new BatchReadRequest(handle, owner.Memory[..4096], 0), new BatchReadRequest(handle, owner.Memory[4096..], 32768) }, results);
-                    outcome = $"{results[0].BytesRead} {results[1].BytesRead}, ring {Spindle.Engines.IoUring.OwnRing.RoundsOnThisThread > 0}";
+                    outcome = $"{results[0].BytesRead} {results[1].BytesRead}, ring {EngineCounts.RoundsOnThisThread > 0}";
                 });
                 thread.Start();
                 return (thread, go, () => outcome);

@@ -1,6 +1,7 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
+using Spindle.Tests.Infrastructure;
 
 namespace Spindle.Tests.Reliability.Fuzzing;
 
@@ -62,7 +63,7 @@ public sealed class FuzzSide(string path, IoEngine? engine) : IDisposable
         // alone (a lone request runs on a pool thread, which the Auto and ThreadPool sides cover).
         if (Engine == IoEngine.IoUring && _overlap is null)
         {
-            _overlap = Spindle.Engines.FileRequestsInFlight.Hold();
+            _overlap = HeldFileRequest.Hold();
         }
         int fd = Libc.Open(Path, OpenFlags.O_RDONLY | OpenFlags.O_CLOEXEC, 0);
         _checker = fd >= 0 ? new SafeFileHandle(fd, ownsHandle: true) : null;

@@ -251,7 +251,7 @@ public class LayerLifetimeTests(ITestOutputHelper output)
     {
         using var dir = DirectIOTests.DiskDirectory();
         int descriptors = OpenDescriptors();
-        long outstanding = AlignedMemoryPool.Shared.Outstanding;
+        long outstanding = EngineCounts.Outstanding(AlignedMemoryPool.Shared);
         const int RecordLength = 1000;
         int completed = 0, refused = 0;
         for (int round = 0; round < 5; round++)
@@ -315,7 +315,7 @@ public class LayerLifetimeTests(ITestOutputHelper output)
             }
         }
         AssertNoDescriptorLeak(descriptors);
-        Assert.Equal(outstanding, AlignedMemoryPool.Shared.Outstanding);
+        Assert.Equal(outstanding, EngineCounts.Outstanding(AlignedMemoryPool.Shared));
         output.WriteLine($"{layer}/{engine}: {completed} operations completed, {refused} refused after dispose");
 
         static byte[] Record(int i) => Pattern(RecordLength, 100 + i);
@@ -356,13 +356,13 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         using var dir = DirectIOTests.DiskDirectory();
         int descriptors = OpenDescriptors();
         Collect();
-        long before = AlignedMemoryPool.Shared.Outstanding;
+        long before = EngineCounts.Outstanding(AlignedMemoryPool.Shared);
         for (int i = 0; i < 200; i++)
         {
             Forget(dir.File($"f{i % 4}"), i % 3);
         }
         Collect();
-        Assert.Equal(before, AlignedMemoryPool.Shared.Outstanding);
+        Assert.Equal(before, EngineCounts.Outstanding(AlignedMemoryPool.Shared));
         AssertNoDescriptorLeak(descriptors);
         return Task.CompletedTask;
 

@@ -93,7 +93,7 @@ public class EngineBookkeepingRegressionTests
     [Fact]
     public async Task Operations_beyond_the_pool_are_freed_after_a_burst()
     {
-        if (IoUringEngine.CreatePrivate() is not IoUringEngine engine)
+        if (PrivateEngine.Create() is not IoUringEngine engine)
         {
             Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no operation table to check.");
             return;

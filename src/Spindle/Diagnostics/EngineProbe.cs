@@ -1,0 +1,57 @@
+using Spindle.Engines.IoUring;
+
+namespace Spindle.Diagnostics;
+
+/// <summary>
+/// What the engines (and the aligned buffer pool) tell a test about their own bookkeeping (the test project's <c>EngineCounts</c> implements this and
+/// keeps the counts), and the one question a test may answer to hold operations back. Called from any thread, on the
+/// engines' hot paths: an implementation never blocks and never throws.
+/// </summary>
+internal interface IEngineProbe
+{
+    /// <summary>A completion of <paramref name="ring"/> was queued for a pool thread (one handed to its waiter never is).</summary>
+    void CompletionPosted(RingThread ring);
+
+    /// <summary>An <c>io_uring_enter</c> of <paramref name="ring"/> submitted SQEs.</summary>
+    void SubmittingEnter(RingThread ring);
+
+    /// <summary><paramref name="ring"/> placed SQEs: <paramref name="inFlight"/> are now in flight.</summary>
+    void SqesInFlight(RingThread ring, int inFlight);
+
+    /// <summary>A thread starts (<paramref name="delta"/> 1) or stops (-1) waiting in <c>GetResult</c> for an operation of <paramref name="ring"/>.</summary>
+    void Waiting(RingThread ring, int delta);
+
+    /// <summary>The thread of <paramref name="ring"/> goes to sleep in <c>io_uring_enter</c> (true) or woke (false).</summary>
+    void Sleeping(RingThread ring, bool asleep);
+
+    /// <summary>Whether callers' operations on <paramref name="ring"/> stay in their lane, as when the ring has no room.</summary>
+    bool HoldsPending(RingThread ring);
+
+    /// <summary>The calling thread starts (true) or ends (false) a batch through its own ring.</summary>
+    void OwnRingBatch(bool placing);
+
+    /// <summary>The calling thread handed a round of reads to its own ring, of which the kernel completed <paramref name="completions"/>.</summary>
+    void OwnRingRound(int completions);
+
+    /// <summary><paramref name="pool"/> rented (<paramref name="delta"/> 1) or took back (-1) a buffer.</summary>
+    void PoolBuffers(AlignedMemoryPool pool, int delta);
+
+    /// <summary>The calling thread decoded and checksummed <paramref name="bytes"/> bytes of an append log.</summary>
+    void LogBytesDecoded(long bytes);
+}
+
+/// <summary>
+/// The one place the engines report to a test. <see cref="Current"/> is null outside tests: each report is a null
+/// check, and nothing is counted.
+/// </summary>
+internal static class EngineProbe
+{
+    private static volatile IEngineProbe? s_current;
+
+    /// <summary>The probe a test installed, or null (always, outside tests).</summary>
+    internal static IEngineProbe? Current
+    {
+        get => s_current;
+        set => s_current = value;
+    }
+}

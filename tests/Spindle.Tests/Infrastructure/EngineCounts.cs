@@ -1,0 +1,139 @@
+using System.Runtime.CompilerServices;
+using Spindle.Diagnostics;
+using Spindle.Engines.IoUring;
+using Spindle.Interop;
+
+namespace Spindle.Tests.Infrastructure;
+
+/// <summary>
+/// What the engines report through the library's probe (<see cref="EngineProbe"/>), counted for tests: per ring
+/// (<see cref="Of"/>) and, for what a thread does with its own ring or a log it scans, per calling thread. Installed
+/// when the test assembly loads, so every count covers the whole run; tests compare two readings, or use a private
+/// engine (<see cref="PrivateEngine"/>) whose counts only they move.
+/// </summary>
+internal sealed class EngineCounts : IEngineProbe
+{
+    private static readonly ConditionalWeakTable<RingThread, RingCounts> s_rings = new();
+    private static readonly ConditionalWeakTable<AlignedMemoryPool, StrongBox<long>> s_pools = new();
+
+    [ThreadStatic]
+    private static int t_placing;
+    [ThreadStatic]
+    private static long t_rounds;
+    [ThreadStatic]
+    private static long t_ownCompletions;
+    [ThreadStatic]
+    private static long t_bytesDecoded;
+
+    [ModuleInitializer]
+    internal static void Install() => EngineProbe.Current = new EngineCounts();
+
+    /// <summary>The counts of <paramref name="ring"/>.</summary>
+    internal static RingCounts Of(RingThread ring) => s_rings.GetValue(ring, static _ => new RingCounts());
+
+    /// <summary>Buffers <paramref name="pool"/> rented and did not take back yet (since the test assembly loaded).</summary>
+    internal static long Outstanding(AlignedMemoryPool pool) => Interlocked.Read(ref OutstandingOf(pool).Value);
+
+    private static StrongBox<long> OutstandingOf(AlignedMemoryPool pool) => s_pools.GetValue(pool, static _ => new StrongBox<long>());
+
+    /// <summary>Whether a batch of the calling thread is being placed or waited for through its own ring.</summary>
+    internal static bool PlacingOnThisThread => t_placing > 0;
+
+    /// <summary>Rounds of reads the calling thread handed to its own ring.</summary>
+    internal static long RoundsOnThisThread => t_rounds;
+
+    /// <summary>Reads the kernel completed through the calling thread's own ring.</summary>
+    internal static long OwnRingCompletionsOnThisThread => t_ownCompletions;
+
+    /// <summary>Bytes of append logs the calling thread decoded and checksummed.</summary>
+    internal static long BytesDecodedOnThisThread => t_bytesDecoded;
+
+    void IEngineProbe.CompletionPosted(RingThread ring) => Interlocked.Increment(ref Of(ring).PostedCount);
+
+    void IEngineProbe.SubmittingEnter(RingThread ring) => Interlocked.Increment(ref Of(ring).SubmittingEnterCount);
+
+    void IEngineProbe.SqesInFlight(RingThread ring, int inFlight)
+    {
+        RingCounts counts = Of(ring);
+        if (counts.PlacesOnlyFrom != 0 && Libc.GetTid() == counts.PlacesOnlyFrom)
+        {
+            Interlocked.Increment(ref counts.PlacedByThatThread);
+        }
+        int most;
+        while (inFlight > (most = Volatile.Read(ref counts.MostInFlight)) && Interlocked.CompareExchange(ref counts.MostInFlight, inFlight, most) != most)
+        {
+        }
+    }
+
+    void IEngineProbe.Waiting(RingThread ring, int delta) => Interlocked.Add(ref Of(ring).WaiterCount, delta);
+
+    void IEngineProbe.Sleeping(RingThread ring, bool asleep) => Volatile.Write(ref Of(ring).AsleepFlag, asleep ? 1 : 0);
+
+    bool IEngineProbe.HoldsPending(RingThread ring)
+        => s_rings.TryGetValue(ring, out RingCounts? counts)
+        && (counts.HoldPending || (counts.PlacesOnlyFrom != 0 && Libc.GetTid() != counts.PlacesOnlyFrom));
+
+    void IEngineProbe.OwnRingBatch(bool placing) => t_placing += placing ? 1 : -1;
+
+    void IEngineProbe.OwnRingRound(int completions)
+    {
+        t_rounds++;
+        t_ownCompletions += completions;
+    }
+
+    void IEngineProbe.PoolBuffers(AlignedMemoryPool pool, int delta) => Interlocked.Add(ref OutstandingOf(pool).Value, delta);
+
+    void IEngineProbe.LogBytesDecoded(long bytes) => t_bytesDecoded += bytes;
+}
+
+/// <summary>What one ring reported (<see cref="EngineCounts.Of"/>), and the one thing a test may ask of it.</summary>
+internal sealed class RingCounts
+{
+    internal long PostedCount;
+    internal long SubmittingEnterCount;
+    internal int MostInFlight;
+    internal int WaiterCount;
+    internal int AsleepFlag;
+    private volatile bool _holdPending;
+    private volatile int _placesOnlyFrom;
+    internal int PlacedByThatThread;
+
+    /// <summary>Completions queued for a pool thread so far (a completion handed to its waiter never is).</summary>
+    internal long Posted => Interlocked.Read(ref PostedCount);
+
+    /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
+    internal long SubmittingEnters => Interlocked.Read(ref SubmittingEnterCount);
+
+    /// <summary>The most SQEs in flight at once so far.</summary>
+    internal int MaxInFlight => Volatile.Read(ref MostInFlight);
+
+    /// <summary>Threads blocked in <c>GetResult</c> on one of the ring's operations now.</summary>
+    internal int Waiters => Volatile.Read(ref WaiterCount);
+
+    /// <summary>Whether the ring's thread sleeps in <c>io_uring_enter</c> until a completion or a wake-up.</summary>
+    internal bool IsSleeping => Volatile.Read(ref AsleepFlag) != 0;
+
+    /// <summary>While set, callers' operations stay in their lane, as when the ring has no room (private engines only).</summary>
+    internal bool HoldPending
+    {
+        get => _holdPending;
+        set => _holdPending = value;
+    }
+
+    /// <summary>
+    /// While not 0, the thread (a kernel thread id) that alone places queued operations when it drives the ring: every
+    /// other thread, the ring's own included, leaves them alone. Setting it starts <see cref="PlacedByIt"/> again.
+    /// </summary>
+    internal int PlacesOnlyFrom
+    {
+        get => _placesOnlyFrom;
+        set
+        {
+            Volatile.Write(ref PlacedByThatThread, 0);
+            _placesOnlyFrom = value;
+        }
+    }
+
+    /// <summary>Operations the thread <see cref="PlacesOnlyFrom"/> names placed since it was set.</summary>
+    internal int PlacedByIt => Volatile.Read(ref PlacedByThatThread);
+}

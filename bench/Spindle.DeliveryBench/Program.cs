@@ -113,11 +113,11 @@ static class Parent
     private static void Print(string name, Dictionary<string, List<Result>> results)
     {
         Console.WriteLine($"## {name}");
-        Console.WriteLine("| contender | ops/s | CPU us/op | ctx sw/op | enters/op | submitting enters/op | worst wait ms | rounds |");
-        Console.WriteLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        Console.WriteLine("| contender | ops/s | CPU us/op | ctx sw/op | enters/op | worst wait ms | rounds |");
+        Console.WriteLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var (key, list) in results)
         {
-            Console.WriteLine($"| {key} | {Median(list, r => r.OpsPerSecond):F0} | {Median(list, r => r.CpuMicrosPerOp):F2} | {Median(list, r => r.SwitchesPerOp):F3} | {Median(list, r => r.EntersPerOp):F3} | {Median(list, r => r.SubmitsPerOp):F3} | {Median(list, r => r.WorstWaitMs):F1} | {list.Count} |");
+            Console.WriteLine($"| {key} | {Median(list, r => r.OpsPerSecond):F0} | {Median(list, r => r.CpuMicrosPerOp):F2} | {Median(list, r => r.SwitchesPerOp):F3} | {Median(list, r => r.EntersPerOp):F3} | {Median(list, r => r.WorstWaitMs):F1} | {list.Count} |");
         }
         if (results.TryGetValue("auto", out var auto))
         {
@@ -238,7 +238,6 @@ sealed class Result
     public double CpuMicrosPerOp { get; set; }
     public double SwitchesPerOp { get; set; }
     public double EntersPerOp { get; set; }
-    public double SubmitsPerOp { get; set; }
     public double WorstWaitMs { get; set; }
 }
 
@@ -250,14 +249,6 @@ static partial class Child
     private static MeterListener? s_listener;
 
     // The enters that submitted (the ring's internal count, read by reflection: the meter counts waits too).
-    private static long SubmittingEnters()
-    {
-        const System.Reflection.BindingFlags Internal = System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Static | System.Reflection.BindingFlags.Instance;
-        object? engine = typeof(SpindleRandomAccess).Assembly.GetType("Spindle.Engines.IoUring.IoUringEngine")?.GetProperty("Instance", Internal)?.GetValue(null);
-        object? thread = engine?.GetType().GetProperty("Thread", Internal)?.GetValue(engine);
-        return thread?.GetType().GetProperty("SubmittingEnters", Internal)?.GetValue(thread) is long count ? count : 0;
-    }
-
     private static long Enters()
     {
         s_listener!.RecordObservableInstruments();
@@ -330,7 +321,6 @@ static partial class Child
         warm();
         Usage before = Usage.Now();
         long enters = Enters();
-        long submits = SubmittingEnters();
         long start = Stopwatch.GetTimestamp();
         var (ops, worst) = timed();
         double elapsed = Stopwatch.GetElapsedTime(start).TotalSeconds;
@@ -341,7 +331,6 @@ static partial class Child
             CpuMicrosPerOp = (after.CpuMicros - before.CpuMicros) / ops,
             SwitchesPerOp = (double)(after.Switches - before.Switches) / ops,
             EntersPerOp = (double)(Enters() - enters) / ops,
-            SubmitsPerOp = (double)(SubmittingEnters() - submits) / ops,
             WorstWaitMs = worst,
         };
     }

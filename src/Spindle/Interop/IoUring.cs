@@ -156,14 +156,15 @@ internal static unsafe class IoUringSyscalls
         => (int)Libc.Syscall(Enter_, ringFd, toSubmit, minComplete, flags, 0, 0);
 
     /// <summary>
-    /// <c>io_uring_enter</c> waiting for <paramref name="minComplete"/> completions at most <paramref name="timeoutNanoseconds"/>
-    /// (<c>IORING_ENTER_EXT_ARG</c>): 0, or -1 with errno set (ETIME when the time ran out).
+    /// <c>io_uring_enter</c> submitting <paramref name="toSubmit"/> SQEs and waiting for <paramref name="minComplete"/>
+    /// completions at most <paramref name="timeoutNanoseconds"/> (<c>IORING_ENTER_EXT_ARG</c>): SQEs consumed, or -1 with
+    /// errno set (ETIME when the time ran out).
     /// </summary>
-    internal static int Wait(int ringFd, uint minComplete, long timeoutNanoseconds)
+    internal static int Wait(int ringFd, uint toSubmit, uint minComplete, long timeoutNanoseconds)
     {
         KernelTimespec timeout = new() { Seconds = timeoutNanoseconds / 1_000_000_000, Nanoseconds = timeoutNanoseconds % 1_000_000_000 };
         GetEventsArgument argument = new() { Timespec = (ulong)&timeout };
-        return (int)Libc.Syscall(Enter_, ringFd, 0, minComplete, IoUringConstants.IORING_ENTER_GETEVENTS | IoUringConstants.IORING_ENTER_EXT_ARG, (long)&argument, sizeof(GetEventsArgument));
+        return (int)Libc.Syscall(Enter_, ringFd, toSubmit, minComplete, IoUringConstants.IORING_ENTER_GETEVENTS | IoUringConstants.IORING_ENTER_EXT_ARG, (long)&argument, sizeof(GetEventsArgument));
     }
 
     // struct __kernel_timespec

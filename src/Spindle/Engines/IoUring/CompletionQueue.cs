@@ -134,12 +134,14 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     private bool TakeMore(int start, out (IThreadPoolWorkItem Item, uint Generation) entry)
     {
         RingThread.ReleaseHeld();
-        _ring.Flush();
+        // What the continuations started goes in with the wait for the next completion (TryPollForDrain), in one
+        // io_uring_enter; only when this thread will not poll does it go in on its own.
         while (!_ready.TryDequeue(out entry))
         {
             int left = EngineTunables.CompletionTimeSliceMilliseconds - (Environment.TickCount - start);
             if (left <= 0 || !_ring.TryPollForDrain(left))
             {
+                _ring.Flush();
                 return _ready.TryDequeue(out entry);
             }
         }

@@ -289,16 +289,28 @@ internal sealed unsafe class Ring
         return result < 0 ? -Errno.Last : 0;
     }
 
-    /// <summary>Whether <see cref="Wait(uint, long)"/> can end after a time (the kernel takes a timeout with the wait).</summary>
+    /// <summary>Whether <see cref="SubmitAndWait"/> can end after a time (the kernel takes a timeout with the wait).</summary>
     internal bool CanWaitWithTimeout => (_features & IORING_FEAT_EXT_ARG) != 0;
 
-    /// <summary>
-    /// Waits for <paramref name="minComplete"/> completions, at most <paramref name="timeoutNanoseconds"/> (<see cref="CanWaitWithTimeout"/>),
-    /// without handing the kernel any SQE. Returns 0 or -errno (ETIME when the time ran out).
-    /// </summary>
-    internal int Wait(uint minComplete, long timeoutNanoseconds)
+    /// <summary>Makes the SQEs written so far visible to the kernel without entering it; returns how many it has not consumed.</summary>
+    internal uint Publish()
     {
-        int result = IoUringSyscalls.Wait(_fd, minComplete, timeoutNanoseconds);
+        // Release: the SQE contents must be visible before the kernel sees the new tail.
+        Volatile.Write(ref *_sqTail, _sqLocalTail);
+        return Unsubmitted;
+    }
+
+    /// <summary>
+    /// Submits <paramref name="toSubmit"/> published SQEs (<see cref="Publish"/>; the kernel takes no more than are
+    /// there, so another thread may have submitted them meanwhile) and waits for <paramref name="minComplete"/>
+    /// completions, at most <paramref name="timeoutNanoseconds"/> when that is not negative (<see cref="CanWaitWithTimeout"/>).
+    /// Returns 0 or -errno (ETIME when the time ran out).
+    /// </summary>
+    internal int SubmitAndWait(uint toSubmit, uint minComplete, long timeoutNanoseconds)
+    {
+        int result = timeoutNanoseconds < 0
+            ? IoUringSyscalls.Enter(_fd, toSubmit, minComplete, IORING_ENTER_GETEVENTS)
+            : IoUringSyscalls.Wait(_fd, toSubmit, minComplete, timeoutNanoseconds);
         return result < 0 ? -Errno.Last : 0;
     }
 

@@ -108,15 +108,24 @@ internal sealed unsafe class RingDriver
     /// Blocks until a completion arrives, submitting nothing, at most <paramref name="timeoutNanoseconds"/> when that is
     /// not negative (outside the gate: the kernel lets any thread wait). False when the time ran out.
     /// </summary>
-    internal bool Wait(long timeoutNanoseconds = -1)
+    internal bool Wait(long timeoutNanoseconds = -1) => SubmitAndWait(0, timeoutNanoseconds);
+
+    /// <summary>Publishes the SQEs placed so far without entering the kernel (under the gate); returns how many wait to be submitted.</summary>
+    internal uint Publish() => _ring.Publish();
+
+    /// <summary>
+    /// Submits <paramref name="toSubmit"/> published SQEs and blocks until a completion arrives, at most
+    /// <paramref name="timeoutNanoseconds"/> when that is not negative: one <c>io_uring_enter</c> for both, as fio's
+    /// (outside the gate: the kernel consumes only SQEs that are there). False when the time ran out.
+    /// </summary>
+    internal bool SubmitAndWait(uint toSubmit, long timeoutNanoseconds)
     {
         SpindleMetrics.Submission();
-        if (timeoutNanoseconds < 0)
+        if (toSubmit > 0)
         {
-            _ring.Wait(1);
-            return true;
+            EngineProbe.Current?.SubmittingEnter(_engine.Thread);
         }
-        return _ring.Wait(1, timeoutNanoseconds) != -Errno.ETIME;
+        return _ring.SubmitAndWait(toSubmit, 1, timeoutNanoseconds) != -Errno.ETIME;
     }
 
     /// <summary>Whether <see cref="Wait"/> can end after a time.</summary>

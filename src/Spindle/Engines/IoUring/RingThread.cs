@@ -303,6 +303,9 @@ internal sealed unsafe class RingThread
     /// <summary>Regular-file and block-device requests in the kernel now (any thread; a snapshot).</summary>
     internal int RegularInFlight => _driver.RegularInFlight;
 
+    // Regular-file and block-device requests in the kernel or waiting to go in: each will complete soon.
+    private bool HasRegularWork => _driver.RegularInFlight > 0 || _driver.Queued > 0;
+
     /// <summary>
     /// The pool thread that runs the continuations, having run dry, waits in the kernel for the next completion
     /// (at most <paramref name="milliseconds"/>) and reaps it itself, instead of leaving the ring to its own thread,
@@ -313,7 +316,7 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal bool TryPollForDrain(int milliseconds)
     {
-        if (_driver.RegularInFlight == 0 || !_driver.CanWaitWithTimeout || !TryAcquirePoller())
+        if (!HasRegularWork || !_driver.CanWaitWithTimeout || !TryAcquirePoller())
         {
             return false;
         }
@@ -321,7 +324,7 @@ internal sealed unsafe class RingThread
         {
             while (!Poll(milliseconds * 1_000_000L, null, 0, out bool timedOut))
             {
-                if (timedOut || _driver.RegularInFlight == 0)
+                if (timedOut || !HasRegularWork)
                 {
                     return false; // the device is slower than the time left, or another thread took the completions
                 }
@@ -384,8 +387,11 @@ internal sealed unsafe class RingThread
     private bool Poll(long timeoutNanoseconds, RingOperation? waitedFor, short token, out bool timedOut)
     {
         timedOut = false;
-        if (Flush() > 0)
+        int taken = Prepare(out uint toSubmit);
+        RunInline();
+        if (taken > 0)
         {
+            Flush(); // submits what Prepare placed
             return true;
         }
         Volatile.Write(ref _inKernel, 1);
@@ -393,10 +399,26 @@ internal sealed unsafe class RingThread
         Interlocked.MemoryBarrier();
         if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && waitedFor?.HasCompleted(token) != true)
         {
-            timedOut = !_driver.Wait(timeoutNanoseconds);
+            timedOut = !_driver.SubmitAndWait(toSubmit, timeoutNanoseconds);
         }
         Volatile.Write(ref _inKernel, 0);
         return Flush() > 0;
+    }
+
+    // The poller's first step, under the gate: reap what is ready and place what is queued, publishing the SQEs without
+    // entering the kernel, so that the wait that follows submits them too (one enter per round, as fio's). Returns the
+    // completions taken, and in toSubmit the SQEs that wait.
+    private int Prepare(out uint toSubmit)
+    {
+        lock (_gate)
+        {
+            Volatile.Write(ref _flushWanted, 0);
+            int taken = Reap();
+            Interlocked.MemoryBarrier(); // see Submit
+            _driver.Fill();
+            toSubmit = _driver.Publish();
+            return taken;
+        }
     }
 
     /// <summary>Wakes the thread that polls out of the kernel (a completion it waits for was taken by another thread).</summary>

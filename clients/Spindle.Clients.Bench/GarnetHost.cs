@@ -121,7 +121,7 @@ internal sealed class ReadMechanisms : IDisposable
             }
             if (read && mechanism is not null)
             {
-                _counts.AddOrUpdate(mechanism, value, (_, total) => total + value);
+                _counts.AddOrUpdate(mechanism, static (_, added) => added, static (_, total, added) => total + added, value); // no closure per read
             }
         });
         _listener.Start();

@@ -12,8 +12,8 @@ namespace Spindle.Clients.Bench;
 /// holding data ten times its log memory, driven by Redis's own <c>redis-benchmark</c> at 64 connections: uniform
 /// random GETs and a 90/10 GET/SET mix, at Garnet's default settings and with the thread pool sized (256, Garnet's
 /// <c>--minthreads</c>). Devices interleaved round by round, the order rotating. Per row: ops/s, p50/p99/max
-/// latency, the server's CPU per operation (<c>/proc/&lt;pid&gt;/stat</c>) and bytes it read from disk per operation
-/// (<c>/proc/&lt;pid&gt;/io</c>).
+/// latency, the server's CPU per operation (<c>/proc/&lt;pid&gt;/stat</c>), its threads' context switches per
+/// operation and bytes it read from disk per operation (<c>/proc/&lt;pid&gt;/io</c>).
 /// </summary>
 internal static class GarnetBench
 {
@@ -24,10 +24,30 @@ internal static class GarnetBench
     private sealed record Sizes(string LogMemory, long LogMemoryBytes, string PageSize, int Keys, int DefaultRequests, int SizedRequests);
 
     /// <summary>One phase of one round on one device.</summary>
-    private sealed record Sample(string Device, string Phase, double OpsPerSecond, double P50Ms, double P99Ms, double MaxMs, double CpuMicrosecondsPerOp, double DiskBytesPerOp);
+    private sealed record Sample(string Device, string Phase, double OpsPerSecond, double P50Ms, double P99Ms, double MaxMs, double CpuMicrosecondsPerOp, double DiskBytesPerOp, double SwitchesPerOp)
+    {
+        public double AllocatedBytesPerOp { get; init; }
+        public double GcPauseMs { get; init; }
+    }
+
+    /// <summary>The server's garbage collector since it started (its <c>gc</c> command): bytes allocated, collections per generation, time paused.</summary>
+    private sealed record GcCounts(long AllocatedBytes, int Collections0, int Collections1, int Collections2, double PauseMs)
+    {
+        public static GcCounts Of(Process server)
+        {
+            server.StandardInput.WriteLine("gc");
+            string[] f = (server.StandardOutput.ReadLine() ?? "").Split(' ');
+            return f.Length == 5
+                ? new(long.Parse(f[0], CultureInfo.InvariantCulture), int.Parse(f[1], CultureInfo.InvariantCulture), int.Parse(f[2], CultureInfo.InvariantCulture), int.Parse(f[3], CultureInfo.InvariantCulture), double.Parse(f[4], CultureInfo.InvariantCulture))
+                : throw new GarnetHostException($"unexpected answer to gc: {string.Join(' ', f)}");
+        }
+
+        public static GcCounts operator -(GcCounts after, GcCounts before)
+            => new(after.AllocatedBytes - before.AllocatedBytes, after.Collections0 - before.Collections0, after.Collections1 - before.Collections1, after.Collections2 - before.Collections2, after.PauseMs - before.PauseMs);
+    }
 
     /// <summary>A row of the report: medians over the rounds, and the worst single request of any round.</summary>
-    internal sealed record GarnetRow(string Phase, string Device, double OpsPerSecond, double P50Ms, double P99Ms, double WorstMs, double CpuMicrosecondsPerOp, double DiskBytesPerOp);
+    internal sealed record GarnetRow(string Phase, string Device, double OpsPerSecond, double P50Ms, double P99Ms, double WorstMs, double CpuMicrosecondsPerOp, double DiskBytesPerOp, double SwitchesPerOp, double AllocatedBytesPerOp, double GcPauseMs);
 
     private static readonly string[] Phases = ["GETs, defaults", "90/10 GET/SET, defaults", "GETs, pool sized", "90/10 GET/SET, pool sized"];
 
@@ -40,7 +60,13 @@ internal static class GarnetBench
         }
         Sizes sizes = settings.Quick
             ? new("16m", 16L << 20, "1m", 180_000, 5_000, 20_000)
-            : new("64m", 64L << 20, "4m", 700_000, 10_000, 50_000);
+            : new("128m", 128L << 20, "4m", 2_000_000, 10_000, 50_000); // the issue's own measurement: 2 M keys, 15x a 128 MiB log memory
+        // SPINDLE_GARNET_REQUESTS=DEFAULTS,SIZED sets the requests of each phase at the defaults and with the pool sized,
+        // to see whether a row's figures change with the phase's length (a transient at its start, or steady state).
+        if (Environment.GetEnvironmentVariable("SPINDLE_GARNET_REQUESTS")?.Split(',') is [string atDefaults, string sized])
+        {
+            sizes = sizes with { DefaultRequests = int.Parse(atDefaults, CultureInfo.InvariantCulture), SizedRequests = int.Parse(sized, CultureInfo.InvariantCulture) };
+        }
         string? nativeApp = NativeApp(settings, out string nativeNote);
         Console.WriteLine($"garnet rows: {sizes.Keys:N0} keys x {ValueSize} B (about {(double)sizes.Keys * ValueSize / sizes.LogMemoryBytes:F0}x the {sizes.LogMemory} log memory), {Connections} connections, {settings.Rounds} rounds; native device: {nativeNote}");
         var samples = new List<Sample>();
@@ -75,7 +101,8 @@ internal static class GarnetBench
                 if (of.Count > 0)
                 {
                     rows.Add(new(phase, device, Median(of.Select(s => s.OpsPerSecond)), Median(of.Select(s => s.P50Ms)), Median(of.Select(s => s.P99Ms)),
-                        of.Max(s => s.MaxMs), Median(of.Select(s => s.CpuMicrosecondsPerOp)), Median(of.Select(s => s.DiskBytesPerOp))));
+                        of.Max(s => s.MaxMs), Median(of.Select(s => s.CpuMicrosecondsPerOp)), Median(of.Select(s => s.DiskBytesPerOp)), Median(of.Select(s => s.SwitchesPerOp)),
+                        Median(of.Select(s => s.AllocatedBytesPerOp)), of.Max(s => s.GcPauseMs)));
                 }
             }
         }
@@ -127,15 +154,18 @@ internal static class GarnetBench
                     server.StandardOutput.ReadLine();
                 }
                 int requests = phase < 2 ? sizes.DefaultRequests : sizes.SizedRequests;
+                GcCounts gcBefore = GcCounts.Of(server);
                 Sample sample = Measure(server.Id, device, Phases[phase], () => phase % 2 == 0 ? Gets(port, sizes.Keys, requests) : Mix(port, sizes.Keys, requests));
                 if (server.HasExited)
                 {
                     throw new GarnetHostException($"failed during {Phases[phase]}: {FirstLine(errors)}");
                 }
+                GcCounts gc = GcCounts.Of(server) - gcBefore;
+                sample = sample with { AllocatedBytesPerOp = (double)gc.AllocatedBytes / requests, GcPauseMs = gc.PauseMs };
                 samples.Add(sample);
                 server.StandardInput.WriteLine("mechanisms");
                 string reads = server.StandardOutput.ReadLine() ?? "none"; // how Spindle ran this phase's reads (none on Garnet's own devices)
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  disk {sample.DiskBytesPerOp:N0} B/op  Spindle reads: {reads}"));
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  cs {sample.SwitchesPerOp:F1}/op  disk {sample.DiskBytesPerOp:N0} B/op  alloc {sample.AllocatedBytesPerOp:N0} B/op  gc {gc.Collections0}/{gc.Collections1}/{gc.Collections2} pause {gc.PauseMs:F0} ms  Spindle reads: {reads}"));
             }
             server.StandardInput.WriteLine("native");
             string? loaded = server.StandardOutput.ReadLine();
@@ -158,14 +188,15 @@ internal static class GarnetBench
         return samples;
     }
 
-    /// <summary>Runs one phase and reads the server's CPU time and disk reads around it.</summary>
+    /// <summary>Runs one phase and reads the server's CPU time, disk reads and context switches around it.</summary>
     private static Sample Measure(int pid, string device, string phase, Func<(long Operations, double Seconds, double P50, double P99, double Max)> run)
     {
-        (long cpuBefore, long readBefore) = (CpuTicks(pid), ReadBytes(pid));
+        (long cpuBefore, long readBefore, long switchesBefore) = (CpuTicks(pid), ReadBytes(pid), ContextSwitches(pid));
         var (operations, seconds, p50, p99, max) = run();
-        (long cpuAfter, long readAfter) = (CpuTicks(pid), ReadBytes(pid));
+        (long cpuAfter, long readAfter, long switchesAfter) = (CpuTicks(pid), ReadBytes(pid), ContextSwitches(pid));
         double cpuMicroseconds = (cpuAfter - cpuBefore) * 1e6 / ClockTicksPerSecond;
-        return new(device, phase, operations / seconds, p50, p99, max, cpuMicroseconds / operations, (double)(readAfter - readBefore) / operations);
+        return new(device, phase, operations / seconds, p50, p99, max, cpuMicroseconds / operations, (double)(readAfter - readBefore) / operations,
+            (double)(switchesAfter - switchesBefore) / operations);
     }
 
     private static (long, double, double, double, double) Gets(int port, int keys, int requests)
@@ -273,14 +304,14 @@ internal static class GarnetBench
         var md = new StringBuilder();
         md.AppendLine(CultureInfo.InvariantCulture, $"Garnet on each device ({(settings.Quick ? "quick" : "full")}, {settings.Rounds} interleaved rounds, medians; worst = the slowest single request of any round; {Environment.ProcessorCount} cores)");
         md.AppendLine();
-        md.AppendLine(CultureInfo.InvariantCulture, $"Storage tier on, objects off, log memory {sizes.LogMemory} ({sizes.PageSize} pages), {sizes.Keys:N0} keys × {ValueSize} B; redis-benchmark, {Connections} connections, uniform random keys; pool sized = minimum threads {SizedPool}. CPU and disk reads are the server process's, per operation.");
+        md.AppendLine(CultureInfo.InvariantCulture, $"Storage tier on, objects off, log memory {sizes.LogMemory} ({sizes.PageSize} pages), {sizes.Keys:N0} keys × {ValueSize} B; redis-benchmark, {Connections} connections, uniform random keys, {sizes.DefaultRequests:N0} requests per phase at the defaults and {sizes.SizedRequests:N0} with the pool sized; pool sized = minimum threads {SizedPool}. CPU, context switches (of its threads alive at the end of the phase), disk reads and managed allocations are the server process's, per operation; GC pause: the server's garbage-collection pauses in the phase.");
         md.AppendLine(CultureInfo.InvariantCulture, $"Native device: {nativeNote}; mapped: {(nativeLoaded.Count == 0 ? "none (did not load)" : string.Join(", ", nativeLoaded.Select(p => $"{p.Key} → {p.Value}")))}.");
         md.AppendLine();
-        md.AppendLine("| workload | device | ops/s | p50 ms | p99 ms | worst ms | CPU µs/op | disk B/op |");
-        md.AppendLine("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+        md.AppendLine("| workload | device | ops/s | p50 ms | p99 ms | worst ms | CPU µs/op | switches/op | disk B/op | allocated B/op | GC pause ms (most in a round) |");
+        md.AppendLine("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (GarnetRow row in rows)
         {
-            md.AppendLine(CultureInfo.InvariantCulture, $"| {row.Phase} | {row.Device} | {row.OpsPerSecond:N0} | {row.P50Ms:F2} | {row.P99Ms:F2} | {row.WorstMs:F0} | {row.CpuMicrosecondsPerOp:F0} | {row.DiskBytesPerOp:N0} |");
+            md.AppendLine(CultureInfo.InvariantCulture, $"| {row.Phase} | {row.Device} | {row.OpsPerSecond:N0} | {row.P50Ms:F2} | {row.P99Ms:F2} | {row.WorstMs:F0} | {row.CpuMicrosecondsPerOp:F0} | {row.SwitchesPerOp:F1} | {row.DiskBytesPerOp:N0} | {row.AllocatedBytesPerOp:N0} | {row.GcPauseMs:F0} |");
         }
         File.WriteAllText(Path.Combine(settings.OutDirectory, "garnet-report.md"), md.ToString());
         File.WriteAllText(Path.Combine(settings.OutDirectory, "garnet-report.json"), JsonSerializer.Serialize(new { settings.Quick, settings.Rounds, Native = nativeNote, NativeLoaded = nativeLoaded, Rows = rows }, new JsonSerializerOptions { WriteIndented = true }));
@@ -294,6 +325,33 @@ internal static class GarnetBench
         string stat = File.ReadAllText($"/proc/{pid}/stat");
         string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
         return long.Parse(fields[11], CultureInfo.InvariantCulture) + long.Parse(fields[12], CultureInfo.InvariantCulture);
+    }
+
+    /// <summary>
+    /// Voluntary and involuntary context switches of the server's threads alive now (<c>/proc/&lt;pid&gt;/task/*/status</c>;
+    /// the counts of threads that exited in between are lost, few with the pool's threads kept alive).
+    /// </summary>
+    private static long ContextSwitches(int pid)
+    {
+        long total = 0;
+        foreach (string task in Directory.EnumerateDirectories($"/proc/{pid}/task"))
+        {
+            try
+            {
+                foreach (string line in File.ReadLines(Path.Combine(task, "status")))
+                {
+                    if (line.StartsWith("voluntary_ctxt_switches:", StringComparison.Ordinal) || line.StartsWith("nonvoluntary_ctxt_switches:", StringComparison.Ordinal))
+                    {
+                        total += long.Parse(line[(line.IndexOf(':') + 1)..].Trim(), CultureInfo.InvariantCulture);
+                    }
+                }
+            }
+            catch (IOException)
+            {
+                // The thread exited while being read.
+            }
+        }
+        return total;
     }
 
     private static long ReadBytes(int pid)

@@ -11,7 +11,8 @@ namespace Spindle.Clients.Bench;
 /// CPU time and disk reads are its own in <c>/proc/&lt;pid&gt;</c>. Storage tier on, objects off, every device on
 /// the same settings; it prints <c>ready</c>, then takes commands on standard input: <c>minthreads N</c> sizes the
 /// thread pool as Garnet's <c>--minthreads</c> does (<see cref="ThreadPool.SetMinThreads"/>), <c>mechanisms</c> prints
-/// how Spindle ran the reads since the last ask (<see cref="ReadMechanisms"/>), <c>quit</c> stops.
+/// how Spindle ran the reads since the last ask (<see cref="ReadMechanisms"/>), <c>gc</c> prints the garbage collector's
+/// counts since start, <c>quit</c> stops.
 /// </summary>
 internal static class GarnetHost
 {
@@ -75,6 +76,12 @@ internal static class GarnetHost
             {
                 Console.WriteLine(reads.TakeSummary());
             }
+            else if (words is ["gc"])
+            {
+                // Allocations and collections since start; the bench takes the difference around each phase.
+                Console.WriteLine(string.Create(System.Globalization.CultureInfo.InvariantCulture,
+                    $"{GC.GetTotalAllocatedBytes()} {GC.CollectionCount(0)} {GC.CollectionCount(1)} {GC.CollectionCount(2)} {GC.GetTotalPauseDuration().TotalMilliseconds:F1}"));
+            }
             else if (words is ["native"])
             {
                 Console.WriteLine(LoadedNativeDevice() ?? "none");
@@ -121,7 +128,7 @@ internal sealed class ReadMechanisms : IDisposable
             }
             if (read && mechanism is not null)
             {
-                _counts.AddOrUpdate(mechanism, value, (_, total) => total + value);
+                _counts.AddOrUpdate(mechanism, static (_, added) => added, static (_, total, added) => total + added, value); // no closure per read
             }
         });
         _listener.Start();

@@ -131,9 +131,6 @@ internal sealed unsafe class RingDriver
     /// <summary>Whether <see cref="Wait"/> can end after a time.</summary>
     internal bool CanWaitWithTimeout => _ring.CanWaitWithTimeout;
 
-    /// <summary>Whether the kernel holds any request (any thread; a snapshot): the standing wake-up read aside.</summary>
-    internal bool AnyInFlight => _regular.InFlight + _blocking.InFlight + _workers.InFlight > 0;
-
     /// <summary>Whether a completion waits in the CQ ring (any thread).</summary>
     internal bool HasCompletion => _ring.HasCompletion;
 

@@ -474,7 +474,7 @@ internal sealed unsafe class RingThread
     /// The ring thread's loop: drive the ring; then hold the polling role and wait in the kernel for the next
     /// completion — or, while a pool thread runs this ring's continuations (and polls when it runs dry) or another
     /// thread polls, park off the ring until that thread leaves, looking for completions nobody took every
-    /// <see cref="EngineTunables.ReaperCheckMilliseconds"/> while requests are in the kernel.
+    /// <see cref="EngineTunables.ReaperCheckMilliseconds"/>.
     /// </summary>
     private void Run()
     {
@@ -558,10 +558,11 @@ internal sealed unsafe class RingThread
             Volatile.Write(ref _parked, 0);
             return;
         }
-        bool watch = _driver.AnyInFlight || !Completions.IsEmpty || _driver.Queued > 0;
+        // Always a look after a while: a request a continuation starts (a pipe read submitted at once) may complete
+        // while the pool thread that polls is stuck in that continuation (a blocking write to the same pipe).
         _progressAtPark = Volatile.Read(ref _progress);
         EngineProbe.Current?.Sleeping(this, true);
-        _watching = !_park.Wait(watch ? EngineTunables.ReaperCheckMilliseconds : Timeout.Infinite);
+        _watching = !_park.Wait(EngineTunables.ReaperCheckMilliseconds);
         EngineProbe.Current?.Sleeping(this, false);
         if (_watching)
         {

@@ -1,31 +1,30 @@
-using Spindle.Engines.IoUring;
-
 namespace Spindle.Diagnostics;
 
 /// <summary>
 /// What the engines (and the aligned buffer pool) tell a test about their own bookkeeping (the test project's <c>EngineCounts</c> implements this and
 /// keeps the counts), and the one question a test may answer to hold operations back. Called from any thread, on the
-/// engines' hot paths: an implementation never blocks and never throws.
+/// engines' hot paths: an implementation never blocks and never throws. A ring is named by its <c>RingThread</c> and a
+/// pool by itself, as plain objects, so that this folder depends on none of the types it reports on.
 /// </summary>
 internal interface IEngineProbe
 {
     /// <summary>A completion of <paramref name="ring"/> was queued for a pool thread (one handed to its waiter never is).</summary>
-    void CompletionPosted(RingThread ring);
+    void CompletionPosted(object ring);
 
     /// <summary>An <c>io_uring_enter</c> of <paramref name="ring"/> submitted SQEs.</summary>
-    void SubmittingEnter(RingThread ring);
+    void SubmittingEnter(object ring);
 
     /// <summary><paramref name="ring"/> placed SQEs: <paramref name="inFlight"/> are now in flight.</summary>
-    void SqesInFlight(RingThread ring, int inFlight);
+    void SqesInFlight(object ring, int inFlight);
 
     /// <summary>A thread starts (<paramref name="delta"/> 1) or stops (-1) waiting in <c>GetResult</c> for an operation of <paramref name="ring"/>.</summary>
-    void Waiting(RingThread ring, int delta);
+    void Waiting(object ring, int delta);
 
     /// <summary>The thread of <paramref name="ring"/> goes to sleep in <c>io_uring_enter</c> (true) or woke (false).</summary>
-    void Sleeping(RingThread ring, bool asleep);
+    void Sleeping(object ring, bool asleep);
 
     /// <summary>Whether callers' operations on <paramref name="ring"/> stay in their lane, as when the ring has no room.</summary>
-    bool HoldsPending(RingThread ring);
+    bool HoldsPending(object ring);
 
     /// <summary>The calling thread starts (true) or ends (false) a batch through its own ring.</summary>
     void OwnRingBatch(bool placing);
@@ -34,7 +33,7 @@ internal interface IEngineProbe
     void OwnRingRound(int completions);
 
     /// <summary><paramref name="pool"/> rented (<paramref name="delta"/> 1) or took back (-1) a buffer.</summary>
-    void PoolBuffers(AlignedMemoryPool pool, int delta);
+    void PoolBuffers(object pool, int delta);
 
     /// <summary>The calling thread decoded and checksummed <paramref name="bytes"/> bytes of an append log.</summary>
     void LogBytesDecoded(long bytes);

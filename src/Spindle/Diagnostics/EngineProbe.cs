@@ -3,8 +3,8 @@ namespace Spindle.Diagnostics;
 /// <summary>
 /// What the engines (and the aligned buffer pool) tell a test about their own bookkeeping (the test project's <c>EngineCounts</c> implements this and
 /// keeps the counts), and the one question a test may answer to hold operations back. Called from any thread, on the
-/// engines' hot paths: an implementation never blocks and never throws. A ring (the engine's <c>RingThread</c>) and a pool
-/// (<c>AlignedMemoryPool</c>) are passed as objects, so that this folder depends on neither.
+/// engines' hot paths: an implementation never blocks and never throws. A ring is named by its <c>RingThread</c> and a
+/// pool by itself, as plain objects, so that this folder depends on none of the types it reports on.
 /// </summary>
 internal interface IEngineProbe
 {

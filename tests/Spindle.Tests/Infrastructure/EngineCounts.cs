@@ -1,7 +1,6 @@
 using System.Runtime.CompilerServices;
 using Spindle.Diagnostics;
 using Spindle.Engines.IoUring;
-using Spindle.Interop;
 
 namespace Spindle.Tests.Infrastructure;
 
@@ -29,10 +28,12 @@ internal sealed class EngineCounts : IEngineProbe
     internal static void Install() => EngineProbe.Current = new EngineCounts();
 
     /// <summary>The counts of <paramref name="ring"/>.</summary>
-    internal static RingCounts Of(object ring) => s_rings.GetValue(ring, static _ => new RingCounts());
+    internal static RingCounts Of(RingThread ring) => CountsOf(ring);
+
+    private static RingCounts CountsOf(object ring) => s_rings.GetValue(ring, static _ => new RingCounts());
 
     /// <summary>Buffers <paramref name="pool"/> rented and did not take back yet (since the test assembly loaded).</summary>
-    internal static long Outstanding(object pool) => Interlocked.Read(ref OutstandingOf(pool).Value);
+    internal static long Outstanding(AlignedMemoryPool pool) => Interlocked.Read(ref OutstandingOf(pool).Value);
 
     private static StrongBox<long> OutstandingOf(object pool) => s_pools.GetValue(pool, static _ => new StrongBox<long>());
 
@@ -48,30 +49,26 @@ internal sealed class EngineCounts : IEngineProbe
     /// <summary>Bytes of append logs the calling thread decoded and checksummed.</summary>
     internal static long BytesDecodedOnThisThread => t_bytesDecoded;
 
-    void IEngineProbe.CompletionPosted(object ring) => Interlocked.Increment(ref Of(ring).PostedCount);
+    void IEngineProbe.CompletionPosted(object ring) => Interlocked.Increment(ref CountsOf(ring).PostedCount);
 
-    void IEngineProbe.SubmittingEnter(object ring) => Interlocked.Increment(ref Of(ring).SubmittingEnterCount);
+    void IEngineProbe.SubmittingEnter(object ring) => Interlocked.Increment(ref CountsOf(ring).SubmittingEnterCount);
 
     void IEngineProbe.SqesInFlight(object ring, int inFlight)
     {
-        RingCounts counts = Of(ring);
-        if (counts.PlacesOnlyFrom != 0 && Libc.GetTid() == counts.PlacesOnlyFrom)
-        {
-            Interlocked.Increment(ref counts.PlacedByThatThread);
-        }
+        RingCounts counts = CountsOf(ring);
         int most;
         while (inFlight > (most = Volatile.Read(ref counts.MostInFlight)) && Interlocked.CompareExchange(ref counts.MostInFlight, inFlight, most) != most)
         {
         }
     }
 
-    void IEngineProbe.Waiting(object ring, int delta) => Interlocked.Add(ref Of(ring).WaiterCount, delta);
+    void IEngineProbe.Waiting(object ring, int delta) => Interlocked.Add(ref CountsOf(ring).WaiterCount, delta);
 
-    void IEngineProbe.Sleeping(object ring, bool asleep) => Volatile.Write(ref Of(ring).AsleepFlag, asleep ? 1 : 0);
+    void IEngineProbe.Sleeping(object ring, bool asleep) => Volatile.Write(ref CountsOf(ring).AsleepFlag, asleep ? 1 : 0);
 
     bool IEngineProbe.HoldsPending(object ring)
         => s_rings.TryGetValue(ring, out RingCounts? counts)
-        && (counts.HoldPending || (counts.PlacesOnlyFrom != 0 && Libc.GetTid() != counts.PlacesOnlyFrom));
+        && counts.HoldPending;
 
     void IEngineProbe.OwnRingBatch(bool placing) => t_placing += placing ? 1 : -1;
 
@@ -95,8 +92,6 @@ internal sealed class RingCounts
     internal int WaiterCount;
     internal int AsleepFlag;
     private volatile bool _holdPending;
-    private volatile int _placesOnlyFrom;
-    internal int PlacedByThatThread;
 
     /// <summary>Completions queued for a pool thread so far (a completion handed to its waiter never is).</summary>
     internal long Posted => Interlocked.Read(ref PostedCount);
@@ -119,21 +114,4 @@ internal sealed class RingCounts
         get => _holdPending;
         set => _holdPending = value;
     }
-
-    /// <summary>
-    /// While not 0, the thread (a kernel thread id) that alone places queued operations when it drives the ring: every
-    /// other thread, the ring's own included, leaves them alone. Setting it starts <see cref="PlacedByIt"/> again.
-    /// </summary>
-    internal int PlacesOnlyFrom
-    {
-        get => _placesOnlyFrom;
-        set
-        {
-            Volatile.Write(ref PlacedByThatThread, 0);
-            _placesOnlyFrom = value;
-        }
-    }
-
-    /// <summary>Operations the thread <see cref="PlacesOnlyFrom"/> names placed since it was set.</summary>
-    internal int PlacedByIt => Volatile.Read(ref PlacedByThatThread);
 }

@@ -26,6 +26,9 @@ internal interface IEngineProbe
     /// <summary>Whether callers' operations on <paramref name="ring"/> stay in their lane, as when the ring has no room.</summary>
     bool HoldsPending(object ring);
 
+    /// <summary><paramref name="ring"/> placed an SQE of a data sync or a durable write, of <paramref name="kind"/>.</summary>
+    void DurableSqe(object ring, DurableSqeKind kind);
+
     /// <summary>The calling thread starts (true) or ends (false) a batch through its own ring.</summary>
     void OwnRingBatch(bool placing);
 
@@ -53,4 +56,17 @@ internal static class EngineProbe
         get => s_current;
         set => s_current = value;
     }
+}
+
+/// <summary>The SQEs a data sync or a durable write takes on the ring (<see cref="IEngineProbe.DurableSqe"/>).</summary>
+internal enum DurableSqeKind
+{
+    /// <summary>An <c>fdatasync</c> on its own (<c>FlushDataToDiskAsync</c>, or a sync submitted again after a linked write).</summary>
+    DataSync,
+
+    /// <summary>A write with <c>RWF_DSYNC</c>.</summary>
+    DataSyncWrite,
+
+    /// <summary>A write linked to an <c>fdatasync</c>.</summary>
+    LinkedWrite,
 }

@@ -76,11 +76,11 @@ public class RingAllocationTests
         SpindleRandomAccess.Write(handle, owner.Memory.Span, 15 * 4096L);
         IoUringEngine engine = IoUringEngine.Instance!;
         using var overlapping = HeldFileRequest.Hold(); // lone requests on a file run on a pool thread
-        long syncs = engine.DataSyncSqes;
-        long writes = engine.DataSyncWriteSqes + engine.LinkedWriteSqes;
+        long syncs = EngineCounts.Of(engine.Thread).DataSyncSqes;
+        long writes = EngineCounts.Of(engine.Thread).DataSyncWriteSqes + EngineCounts.Of(engine.Thread).LinkedWriteSqes;
         double sync = await BytesPerOperation(300, _ => SpindleRandomAccess.FlushDataToDiskAsync(handle, IoEngine.IoUring));
         double write = await BytesPerOperation(300, i => SpindleRandomAccess.WriteDurableAsync(handle, owner.Memory, (i % 16) * 4096L, IoEngine.IoUring));
-        Assert.True(engine.DataSyncSqes - syncs >= 1200 && engine.DataSyncWriteSqes + engine.LinkedWriteSqes - writes >= 1200, "the calls did not run on the ring");
+        Assert.True(EngineCounts.Of(engine.Thread).DataSyncSqes - syncs >= 1200 && EngineCounts.Of(engine.Thread).DataSyncWriteSqes + EngineCounts.Of(engine.Thread).LinkedWriteSqes - writes >= 1200, "the calls did not run on the ring");
         Assert.True(sync < AllowedBytesPerOperation, $"FlushDataToDiskAsync allocates {sync} bytes per call");
         Assert.True(write < AllowedBytesPerOperation, $"WriteDurableAsync allocates {write} bytes per call");
     }

@@ -48,16 +48,16 @@ public class RingDurabilityTests(ITestOutputHelper output)
         SpindleRandomAccess.Write(file, Data(10_000, 1), 0);
         IoUringEngine engine = IoUringEngine.Instance!;
         using var overlapping = HeldFileRequest.Hold(); // a lone sync would run on a pool thread (one hop)
-        long before = engine.DataSyncSqes;
+        long before = EngineCounts.Of(engine.Thread).DataSyncSqes;
         await SpindleRandomAccess.FlushDataToDiskAsync(file, IoEngine.IoUring).AsTask().WaitAsync(Timeout);
-        Assert.True(engine.DataSyncSqes > before, "no IORING_OP_FSYNC(DATASYNC) was submitted");
+        Assert.True(EngineCounts.Of(engine.Thread).DataSyncSqes > before, "no IORING_OP_FSYNC(DATASYNC) was submitted");
 
         // Auto runs it on the ring too, where the kernel allows io_uring.
         if (SpindleRandomAccess.DefaultEngine == IoEngine.Auto || SpindleRandomAccess.DefaultEngine == IoEngine.IoUring)
         {
-            before = engine.DataSyncSqes;
+            before = EngineCounts.Of(engine.Thread).DataSyncSqes;
             await SpindleRandomAccess.FlushDataToDiskAsync(file).AsTask().WaitAsync(Timeout);
-            Assert.True(engine.DataSyncSqes > before, "Auto did not submit the data sync to the ring");
+            Assert.True(EngineCounts.Of(engine.Thread).DataSyncSqes > before, "Auto did not submit the data sync to the ring");
         }
     }
 
@@ -69,9 +69,9 @@ public class RingDurabilityTests(ITestOutputHelper output)
             return;
         }
         await DifferentialWrites(engine, "dsync");
-        Assert.Equal(25, engine.DataSyncWriteSqes);
-        Assert.Equal(0, engine.LinkedWriteSqes);
-        Assert.Equal(0, engine.DataSyncSqes);
+        Assert.Equal(25, EngineCounts.Of(engine.Thread).DataSyncWriteSqes);
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).LinkedWriteSqes);
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).DataSyncSqes);
     }
 
     [Fact]
@@ -82,9 +82,9 @@ public class RingDurabilityTests(ITestOutputHelper output)
             return;
         }
         await DifferentialWrites(engine, "linked");
-        Assert.Equal(25, engine.LinkedWriteSqes);
-        Assert.Equal(0, engine.DataSyncWriteSqes);
-        Assert.Equal(0, engine.DataSyncSqes); // every linked sync ran: none had to be submitted again
+        Assert.Equal(25, EngineCounts.Of(engine.Thread).LinkedWriteSqes);
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).DataSyncWriteSqes);
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).DataSyncSqes); // every linked sync ran: none had to be submitted again
     }
 
     private static async Task DifferentialWrites(IoUringEngine engine, string name)
@@ -121,7 +121,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         }
         Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
         // The short write, then (after the injected EINTR) the rest: two writes reached the kernel.
-        Assert.Equal(2, linked ? engine.LinkedWriteSqes : engine.DataSyncWriteSqes);
+        Assert.Equal(2, linked ? EngineCounts.Of(engine.Thread).LinkedWriteSqes : EngineCounts.Of(engine.Thread).DataSyncWriteSqes);
     }
 
     [Theory]
@@ -143,7 +143,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
             IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.WriteDurableOnRingAsync(handle, data, 0, mayBlock: false, CancellationToken.None).AsTask().WaitAsync(Timeout));
             Assert.Equal(5, error.HResult & 0xFFFF); // EIO
         }
-        Assert.Equal(1, linked ? engine.LinkedWriteSqes : engine.DataSyncWriteSqes);
+        Assert.Equal(1, linked ? EngineCounts.Of(engine.Thread).LinkedWriteSqes : EngineCounts.Of(engine.Thread).DataSyncWriteSqes);
     }
 
     [Theory]
@@ -170,7 +170,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         long length = new FileInfo(mount.File("f")).Length;
         Assert.InRange(length, 1, data.Length - 1);
         Assert.Equal(data.AsSpan(0, (int)length).ToArray(), File.ReadAllBytes(mount.File("f")));
-        Assert.Equal(2, linked ? engine.LinkedWriteSqes : engine.DataSyncWriteSqes); // the short write, then the one that failed
+        Assert.Equal(2, linked ? EngineCounts.Of(engine.Thread).LinkedWriteSqes : EngineCounts.Of(engine.Thread).DataSyncWriteSqes); // the short write, then the one that failed
     }
 
     [Fact]
@@ -188,7 +188,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         Assert.Equal(3, SpindleRandomAccess.Read(fifo.Reader, read, 0));
         Assert.Equal(new byte[] { 1, 2, 3 }, read);
         await engine.FlushDataToDiskAsync(fifo.Writer, CancellationToken.None).AsTask().WaitAsync(Timeout);
-        Assert.Equal(1, engine.LinkedWriteSqes);
+        Assert.Equal(1, EngineCounts.Of(engine.Thread).LinkedWriteSqes);
     }
 
     [Fact]
@@ -204,7 +204,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         byte[] data = Data(4096, 7);
         // io-wq runs one file's buffered writes one at a time, so concurrent durable writers would each wait for a flush.
         await engine.WriteDurableAsync(buffered, data, 0, CancellationToken.None).AsTask().WaitAsync(Timeout);
-        Assert.Equal(0, engine.DataSyncWriteSqes + engine.LinkedWriteSqes);
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).DataSyncWriteSqes + EngineCounts.Of(engine.Thread).LinkedWriteSqes);
         Assert.Equal(data, File.ReadAllBytes(dir.File("b")));
 
         using SafeFileHandle direct = SpindleFile.OpenHandle(dir.File("d"), new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true });
@@ -216,7 +216,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         using System.Buffers.IMemoryOwner<byte> owner = AlignedMemoryPool.Shared.Rent(4096);
         data.CopyTo(owner.Memory);
         await engine.WriteDurableAsync(direct, owner.Memory[..4096], 4096, CancellationToken.None).AsTask().WaitAsync(Timeout);
-        Assert.Equal(1, engine.DataSyncWriteSqes);
+        Assert.Equal(1, EngineCounts.Of(engine.Thread).DataSyncWriteSqes);
         Assert.Equal(data, File.ReadAllBytes(dir.File("d"))[4096..]);
     }
 }

@@ -70,6 +70,23 @@ internal sealed class EngineCounts : IEngineProbe
         => s_rings.TryGetValue(ring, out RingCounts? counts)
         && counts.HoldPending;
 
+    void IEngineProbe.DurableSqe(object ring, DurableSqeKind kind)
+    {
+        RingCounts counts = CountsOf(ring);
+        switch (kind)
+        {
+            case DurableSqeKind.DataSync:
+                Interlocked.Increment(ref counts.DataSyncCount);
+                break;
+            case DurableSqeKind.DataSyncWrite:
+                Interlocked.Increment(ref counts.DataSyncWriteCount);
+                break;
+            default:
+                Interlocked.Increment(ref counts.LinkedWriteCount);
+                break;
+        }
+    }
+
     void IEngineProbe.OwnRingBatch(bool placing) => t_placing += placing ? 1 : -1;
 
     void IEngineProbe.OwnRingRound(int completions)
@@ -91,6 +108,9 @@ internal sealed class RingCounts
     internal int MostInFlight;
     internal int WaiterCount;
     internal int AsleepFlag;
+    internal long DataSyncCount;
+    internal long DataSyncWriteCount;
+    internal long LinkedWriteCount;
     private volatile bool _holdPending;
 
     /// <summary>Completions queued for a pool thread so far (a completion handed to its waiter never is).</summary>
@@ -107,6 +127,15 @@ internal sealed class RingCounts
 
     /// <summary>Whether the ring's thread sleeps in <c>io_uring_enter</c> until a completion or a wake-up.</summary>
     internal bool IsSleeping => Volatile.Read(ref AsleepFlag) != 0;
+
+    /// <summary>Data syncs submitted on their own (<c>FlushDataToDiskAsync</c>, or a sync submitted again after a linked write).</summary>
+    internal long DataSyncSqes => Interlocked.Read(ref DataSyncCount);
+
+    /// <summary>Writes submitted with <c>RWF_DSYNC</c>.</summary>
+    internal long DataSyncWriteSqes => Interlocked.Read(ref DataSyncWriteCount);
+
+    /// <summary>Writes submitted linked to an <c>fdatasync</c>.</summary>
+    internal long LinkedWriteSqes => Interlocked.Read(ref LinkedWriteCount);
 
     /// <summary>While set, callers' operations stay in their lane, as when the ring has no room (private engines only).</summary>
     internal bool HoldPending

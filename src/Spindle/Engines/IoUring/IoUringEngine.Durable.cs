@@ -13,9 +13,6 @@ namespace Spindle.Engines.IoUring;
 internal sealed partial class IoUringEngine
 {
     private volatile bool _dataSyncWritesRefused; // the kernel refused RWF_DSYNC on the ring once: linked pairs from then on
-    private long _dataSyncSqes;                    // IORING_OP_FSYNC(DATASYNC) SQEs submitted, linked ones not counted (ring thread writes)
-    private long _dataSyncWriteSqes;               // IORING_OP_WRITE SQEs with RWF_DSYNC
-    private long _linkedWriteSqes;                 // IORING_OP_WRITE SQEs linked to an fdatasync
 
     /// <summary>
     /// Whether durable writes go as a write linked to an <c>fdatasync</c> rather than one <c>RWF_DSYNC</c> write: set
@@ -27,23 +24,7 @@ internal sealed partial class IoUringEngine
         set => _dataSyncWritesRefused = value;
     }
 
-    /// <summary>Data syncs submitted on their own (<c>FlushDataToDiskAsync</c>, or a sync submitted again after a linked write).</summary>
-    internal long DataSyncSqes => Volatile.Read(ref _dataSyncSqes);
-
-    /// <summary>Writes submitted with <c>RWF_DSYNC</c>.</summary>
-    internal long DataSyncWriteSqes => Volatile.Read(ref _dataSyncWriteSqes);
-
-    /// <summary>Writes submitted linked to an <c>fdatasync</c>.</summary>
-    internal long LinkedWriteSqes => Volatile.Read(ref _linkedWriteSqes);
-
     internal void RefuseDataSyncWrites() => _dataSyncWritesRefused = true;
-
-    // The ring thread is the only writer; tests read the totals.
-    internal void CountDataSync() => Volatile.Write(ref _dataSyncSqes, _dataSyncSqes + 1);
-
-    internal void CountDataSyncWrite() => Volatile.Write(ref _dataSyncWriteSqes, _dataSyncWriteSqes + 1);
-
-    internal void CountLinkedWrite() => Volatile.Write(ref _linkedWriteSqes, _linkedWriteSqes + 1);
 
     public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
     {

@@ -86,7 +86,7 @@ internal sealed unsafe class RingDurableWrite : RingOperation, IRingOperationKin
         if (_step == DurableStep.SyncOnly)
         {
             RingSync.FillSync(sqe, dataOnly: true);
-            _engine.CountDataSync();
+            EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
             return;
         }
         sqe->Opcode = IORING_OP_WRITE;
@@ -96,11 +96,11 @@ internal sealed unsafe class RingDurableWrite : RingOperation, IRingOperationKin
         if (_step == DurableStep.DataSyncWrite)
         {
             sqe->OpFlags = Libc.RWF_DSYNC;
-            _engine.CountDataSyncWrite();
+            EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSyncWrite);
             return;
         }
         sqe->Flags = IOSQE_IO_LINK;
-        _engine.CountLinkedWrite();
+        EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.LinkedWrite);
     }
 
     /// <summary>Fills the second SQE of a linked write: the <c>fdatasync</c> that runs only if the write completed in full (ring thread).</summary>

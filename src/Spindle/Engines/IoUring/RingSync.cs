@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Interop;
 using static Spindle.Interop.IoUringConstants;
 
@@ -38,7 +39,7 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
         FillSync(sqe, _dataOnly);
         if (_dataOnly)
         {
-            _engine.CountDataSync();
+            EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
         }
     }
 

@@ -52,6 +52,9 @@ internal static class EngineTunables
     /// <summary>How often the ring's thread, parked while a pool thread polls, looks for completions nobody took (a continuation that runs long or blocks).</summary>
     internal const int ReaperCheckMilliseconds = 1;
 
+    /// <summary>How long the parked ring's thread waits between looks at most, its period doubling from <see cref="ReaperCheckMilliseconds"/> while each look finds the pool thread taking its completions: every look is a wake-up beside CPU-bound work.</summary>
+    internal const int ReaperCheckMaxMilliseconds = 16;
+
     /// <summary>How long one pool work item runs continuations, and polls the ring between them, before it yields its thread to a successor (the runtime's socket engine's slice, whose trials found shorter ones cost throughput).</summary>
     internal const int CompletionTimeSliceMilliseconds = 15;
 

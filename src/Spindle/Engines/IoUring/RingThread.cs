@@ -13,7 +13,8 @@ namespace Spindle.Engines.IoUring;
 /// that the thread that reaps is the one that runs them, as in tokio's workers; a thread that waits for its own
 /// operation in <c>GetResult</c>; otherwise the ring's own thread, which is the backstop: it holds the role when
 /// no pool thread runs continuations, and while one does it parks off the ring, looking in every
-/// <see cref="EngineTunables.ReaperCheckMilliseconds"/> for completions nobody took (a continuation that runs long).
+/// <see cref="EngineTunables.ReaperCheckMilliseconds"/> (less often, up to <see cref="EngineTunables.ReaperCheckMaxMilliseconds"/>,
+/// while the pool thread keeps taking them) for completions nobody took (a continuation that runs long or blocks).
 /// The gate is never held in a blocking system call or in user code. Completed operations go to the thread that
 /// waits for them, to <see cref="Completions"/> (continuations on the thread pool), or, in the inline mode, run on
 /// the reaping thread once it has let go of the gate. No user code runs on the ring's thread but inline completions.
@@ -44,6 +45,7 @@ internal sealed unsafe class RingThread
     private long _progress;              // passes that reaped or submitted, by any thread (the parked ring's thread looks whether they move)
     private long _progressAtPark;
     private bool _watching;              // the ring's thread woke from a park for a look, not for a wake-up
+    private int _lookMilliseconds = EngineTunables.ReaperCheckMilliseconds; // how long the next park lasts before a look
     private readonly ManualResetEventSlim _park = new(false, spinCount: 0); // no spinning: a parked thread costs nothing
     private int _flushWanted;            // 1 when a thread found the gate taken: its holder drives again before it leaves
     private readonly System.Collections.Concurrent.ConcurrentQueue<RingOperation> _inline = new(); // inline completions, run by the reaper after the gate
@@ -482,10 +484,16 @@ internal sealed unsafe class RingThread
         {
             try
             {
-                if (_watching && !NobodyTookCompletions())
+                if (_watching)
                 {
-                    Park(); // the pool thread that polls is alive: its completions are its own
-                    continue;
+                    if (!NobodyTookCompletions())
+                    {
+                        // The pool thread that polls is alive: its completions are its own; look less often.
+                        _lookMilliseconds = Math.Min(_lookMilliseconds * 2, EngineTunables.ReaperCheckMaxMilliseconds);
+                        Park();
+                        continue;
+                    }
+                    _lookMilliseconds = EngineTunables.ReaperCheckMilliseconds;
                 }
                 bool busy;
                 lock (_gate)
@@ -562,11 +570,15 @@ internal sealed unsafe class RingThread
         // while the pool thread that polls is stuck in that continuation (a blocking write to the same pipe).
         _progressAtPark = Volatile.Read(ref _progress);
         EngineProbe.Current?.Sleeping(this, true);
-        _watching = !_park.Wait(EngineTunables.ReaperCheckMilliseconds);
+        _watching = !_park.Wait(_lookMilliseconds);
         EngineProbe.Current?.Sleeping(this, false);
         if (_watching)
         {
             Completions.HelpIfStuck();
+        }
+        else
+        {
+            _lookMilliseconds = EngineTunables.ReaperCheckMilliseconds; // woken: the next park starts looking soon again
         }
         Volatile.Write(ref _parked, 0);
     }

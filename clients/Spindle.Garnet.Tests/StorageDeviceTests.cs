@@ -251,6 +251,7 @@ public sealed class StorageDeviceTests
         File.WriteAllBytes(Path.Combine(directory.Path, "hlog.0"), new byte[Count * Size]);
         using var buffer = new NativeBuffer(Count * Size);
         using var disposed = new ManualResetEventSlim();
+        using var allIssued = new ManualResetEventSlim(); // no callback disposes before every read was issued
         int returned = 0;
         int disposer = 0;
         int othersReturnedWhenDisposeReturned = -1;
@@ -258,6 +259,7 @@ public sealed class StorageDeviceTests
         {
             device.ReadAsync((ulong)(i * Size), buffer.Address + (i * Size), Size, (_, _, _, _) =>
             {
+                allIssued.Wait();
                 if (Interlocked.Exchange(ref disposer, 1) == 0)
                 {
                     device.Dispose();
@@ -270,6 +272,7 @@ public sealed class StorageDeviceTests
                 }
             }, null);
         }
+        allIssued.Set();
         Assert.True(disposed.Wait(TimeSpan.FromMinutes(1)), "Dispose from inside a callback never returned");
         Assert.Equal(Count - 1, othersReturnedWhenDisposeReturned);
     }

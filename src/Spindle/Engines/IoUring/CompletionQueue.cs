@@ -42,9 +42,6 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     /// <summary>Runs the queue on a thread of its own when the pool does not start its work item (a starved pool).</summary>
     internal StarvedPoolRescue Rescue { get; }
 
-    /// <summary>Whether no completion waits.</summary>
-    internal bool IsEmpty => _ready.IsEmpty;
-
     /// <summary>Whether a work item is queued or running: it will poll the ring when it runs dry (any thread).</summary>
     internal bool HasDrains => Volatile.Read(ref _requested) != 0 || Volatile.Read(ref _running) != 0;
 

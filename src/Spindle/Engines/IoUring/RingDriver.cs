@@ -104,11 +104,8 @@ internal sealed unsafe class RingDriver
         }
     }
 
-    /// <summary>
-    /// Blocks until a completion arrives, submitting nothing, at most <paramref name="timeoutNanoseconds"/> when that is
-    /// not negative (outside the gate: the kernel lets any thread wait). False when the time ran out.
-    /// </summary>
-    internal bool Wait(long timeoutNanoseconds = -1) => SubmitAndWait(0, timeoutNanoseconds);
+    /// <summary>Blocks until a completion arrives, submitting nothing (outside the gate: the kernel lets any thread wait).</summary>
+    internal void Wait() => SubmitAndWait(0, -1);
 
     /// <summary>Publishes the SQEs placed so far without entering the kernel (under the gate); returns how many wait to be submitted.</summary>
     internal uint Publish() => _ring.Publish();

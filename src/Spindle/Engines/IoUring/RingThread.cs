@@ -232,9 +232,7 @@ internal sealed unsafe class RingThread
         int taken = 0;
         while (true)
         {
-            taken += Reap();
-            Interlocked.MemoryBarrier(); // see Submit
-            _driver.Fill();
+            taken += ReapAndPlace();
             if (_driver.Unsubmitted == 0)
             {
                 return taken;
@@ -246,6 +244,15 @@ internal sealed unsafe class RingThread
                 return taken;
             }
         }
+    }
+
+    // Under the gate: take what the kernel has ready, then place what is queued.
+    private int ReapAndPlace()
+    {
+        int taken = Reap();
+        Interlocked.MemoryBarrier(); // see Submit
+        _driver.Fill();
+        return taken;
     }
 
     private int Reap()
@@ -298,9 +305,6 @@ internal sealed unsafe class RingThread
 
     /// <summary>Ends what <see cref="EnterDrain"/> began.</summary>
     internal static void LeaveDrain(RingThread? outer) => t_draining = outer;
-
-    /// <summary>Whether the calling thread runs this ring's continuations now (its completions need no other thread).</summary>
-    internal bool IsDrainingHere => t_draining == this;
 
     /// <summary>Regular-file and block-device requests in the kernel now (any thread; a snapshot).</summary>
     internal int RegularInFlight => _driver.RegularInFlight;
@@ -415,35 +419,36 @@ internal sealed unsafe class RingThread
         lock (_gate)
         {
             Volatile.Write(ref _flushWanted, 0);
-            int taken = Reap();
-            Interlocked.MemoryBarrier(); // see Submit
-            _driver.Fill();
+            int taken = ReapAndPlace();
             toSubmit = _driver.Publish();
             return taken;
         }
     }
 
-    /// <summary>Wakes the thread that polls out of the kernel (a completion it waits for was taken by another thread).</summary>
-    internal void KickPoller()
+    /// <summary>
+    /// Wakes the thread that polls out of the kernel (a completion it waits for was taken by another thread); false when
+    /// no thread is in the kernel.
+    /// </summary>
+    internal bool KickPoller()
     {
+        // Pairs with the fences in Poll and WaitAsPoller: either the poller sees our item, or we see it in the kernel.
         Interlocked.MemoryBarrier();
         if (Volatile.Read(ref _inKernel) != 0 && Interlocked.Exchange(ref _inKernel, 0) != 0)
         {
-            WriteWake();
+            ulong one = 1;
+            Libc.Write(_wakeFd, (byte*)&one, sizeof(ulong));
+            return true;
         }
+        return false;
     }
 
     // Someone must drive the ring soon: the thread in the kernel, or the ring's thread if it is parked.
     private void WakeIfSleeping()
     {
-        // Pairs with the fences in Poll and Run: either the thread sees our item, or we see it sleeping.
-        Interlocked.MemoryBarrier();
-        if (Volatile.Read(ref _inKernel) != 0 && Interlocked.Exchange(ref _inKernel, 0) != 0)
+        if (!KickPoller())
         {
-            WriteWake();
-            return;
+            WakeParked();
         }
-        WakeParked();
     }
 
     // The ring's own thread must run (requests for io-wq workers): wherever it sleeps.
@@ -466,11 +471,6 @@ internal sealed unsafe class RingThread
         }
     }
 
-    private void WriteWake()
-    {
-        ulong one = 1;
-        Libc.Write(_wakeFd, (byte*)&one, sizeof(ulong));
-    }
 
     /// <summary>
     /// The ring thread's loop: drive the ring; then hold the polling role and wait in the kernel for the next

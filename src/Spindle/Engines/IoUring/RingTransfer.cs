@@ -61,22 +61,21 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
     }
 
     internal void PrepareReadVectors(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long offset)
-    {
-        Begin(handle, write: false, offset);
-        int count = buffers.Count;
-        EnsureVectors(count);
-        _vectorPins = PinnedIovecs.Pin(new ScatterBuffers(buffers), count, _vectors, _vectorCapacity);
-        _vectorCount = count;
-    }
+        => PrepareVectors(handle, write: false, new ScatterBuffers(buffers), buffers.Count, offset);
 
     internal void PrepareWriteVectors(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset)
     {
-        Begin(handle, write: true, offset);
-        int count = buffers.Count;
-        EnsureVectors(count);
-        _vectorPins = PinnedIovecs.Pin(new GatherBuffers(buffers), count, _vectors, _vectorCapacity);
-        _vectorCount = count;
+        PrepareVectors(handle, write: true, new GatherBuffers(buffers), buffers.Count, offset);
         SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
+    }
+
+    private void PrepareVectors<TBuffers>(SafeFileHandle handle, bool write, TBuffers buffers, int count, long offset)
+        where TBuffers : IBufferList
+    {
+        Begin(handle, write, offset);
+        EnsureVectors(count);
+        _vectorPins = PinnedIovecs.Pin(buffers, count, _vectors, _vectorCapacity);
+        _vectorCount = count;
     }
 
     private void Begin(SafeFileHandle handle, bool write, long offset)

@@ -59,6 +59,13 @@ internal static unsafe partial class Libc
     [LibraryImport(Lib, EntryPoint = "preadv2", SetLastError = true)]
     internal static partial nint PReadV2(SafeHandle fd, IoVector* vectors, int count, long offset, int flags);
 
+    // A descriptor a HandleLease keeps open for the whole call (a ring request its waiter runs itself).
+    [LibraryImport(Lib, EntryPoint = "preadv2", SetLastError = true)]
+    internal static partial nint PReadV2(int fd, IoVector* vectors, int count, long offset, int flags);
+
+    [LibraryImport(Lib, EntryPoint = "pwritev2", SetLastError = true)]
+    internal static partial nint PWriteV2(int fd, IoVector* vectors, int count, long offset, int flags);
+
     /// <summary><c>preadv2</c> into one buffer (the flags, such as <c>RWF_NOWAIT</c>, exist only in the vector form).</summary>
     internal static nint PReadV2(SafeHandle fd, byte* buffer, nuint count, long offset, int flags)
     {

@@ -1,3 +1,4 @@
+using Microsoft.Win32.SafeHandles;
 using System.Runtime.CompilerServices;
 using Spindle.Engines.IoUring;
 using Spindle.Tests.Infrastructure;
@@ -50,6 +51,91 @@ public class CompletionDeliveryTests
         Assert.Equal(42, buffer[0]);
         Assert.Equal(posted, EngineCounts.Of(engine.Thread).Posted); // handed to the waiter, not queued for a pool thread
         Assert.Equal(0, EngineCounts.Of(engine.Thread).Waiters);
+    }
+
+    [Theory]
+    [InlineData(0, 4096)]        // a whole block
+    [InlineData(12_000, 4096)]   // across the end of the file: the count System.IO's read gives
+    [InlineData(20_000, 100)]    // past the end: 0
+    public void A_read_that_has_not_reached_the_kernel_is_run_by_the_thread_waiting_for_it(long offset, int length)
+    {
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to take a read off.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        string path = dir.File("data");
+        byte[] content = new byte[15_000];
+        new Random(32).NextBytes(content);
+        File.WriteAllBytes(path, content);
+        using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
+        byte[] expected = new byte[length];
+        int expectedCount = System.IO.RandomAccess.Read(handle, expected, offset);
+
+        byte[] buffer = new byte[length];
+        // One read through the kernel first, then the ring's thread asleep in the kernel: nothing else drives the ring.
+        engine.ReadAsync(handle, new byte[1], 0, useFastPath: false, CancellationToken.None).AsTask().GetAwaiter().GetResult();
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout), "the ring's thread never went to sleep");
+        long enters = EngineCounts.Of(engine.Thread).SubmittingEnters;
+        // As a continuation run does: what this thread submits waits for the end of the run, so the read stays off the kernel.
+        RingThread? outer = RingThread.EnterDrain(engine.Thread);
+        int count;
+        try
+        {
+            ValueTask<int> read = engine.ReadAsync(handle, buffer, offset, useFastPath: false, CancellationToken.None);
+            Assert.False(read.IsCompleted);
+            count = read.GetAwaiter().GetResult();
+        }
+        finally
+        {
+            RingThread.LeaveDrain(outer);
+            RingThread.ReleaseHeld();
+        }
+        Assert.Equal(expectedCount, count);
+        Assert.Equal(expected, buffer);
+        Assert.Equal(enters, EngineCounts.Of(engine.Thread).SubmittingEnters); // run here: nothing went to the kernel for it
+
+        // The ring skips the stale entry: the next read goes through the kernel as usual.
+        Assert.Equal(expectedCount, engine.ReadAsync(handle, buffer, offset, useFastPath: false, CancellationToken.None).AsTask().GetAwaiter().GetResult());
+        Assert.Equal(expected, buffer);
+    }
+
+    [Fact]
+    public void A_write_that_has_not_reached_the_kernel_is_run_by_the_thread_waiting_for_it()
+    {
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to take a write off.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        byte[] data = new byte[10_000];
+        new Random(33).NextBytes(data);
+        using (SafeFileHandle expected = File.OpenHandle(dir.File("expected"), FileMode.Create, FileAccess.Write))
+        {
+            System.IO.RandomAccess.Write(expected, data, 3_000);
+        }
+        using (SafeFileHandle actual = File.OpenHandle(dir.File("actual"), FileMode.Create, FileAccess.Write))
+        {
+            engine.WriteAsync(actual, new byte[1], 0, useFastPath: false, CancellationToken.None).AsTask().GetAwaiter().GetResult();
+            Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout), "the ring's thread never went to sleep");
+            long enters = EngineCounts.Of(engine.Thread).SubmittingEnters;
+            RingThread? outer = RingThread.EnterDrain(engine.Thread);
+            try
+            {
+                ValueTask write = engine.WriteAsync(actual, data, 3_000, useFastPath: false, CancellationToken.None);
+                Assert.False(write.IsCompleted);
+                write.GetAwaiter().GetResult();
+            }
+            finally
+            {
+                RingThread.LeaveDrain(outer);
+                RingThread.ReleaseHeld();
+            }
+            Assert.Equal(enters, EngineCounts.Of(engine.Thread).SubmittingEnters);
+        }
+        Assert.Equal(File.ReadAllBytes(dir.File("expected")), File.ReadAllBytes(dir.File("actual")));
     }
 
     [Fact]

@@ -22,6 +22,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         Idle,     // in the pool, or being prepared by a caller
         Queued,   // waiting for the ring thread (pending queue or retry queue)
         InKernel, // an SQE for it was submitted and its CQE has not arrived
+        RunHere,  // taken off the ring before it reached the kernel: the thread waiting for it runs its system call
     }
 
     private static readonly Action<object?> s_cancel = static state => ((RingOperation)state!).RequestCancel();
@@ -40,6 +41,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private long _result;                                    // what the operation returns, set by the ring thread before delivery
     private Exception? _error;                               // or how it failed
     private bool _succeeded;                                 // recorded in the metrics where the continuation runs, not on the ring thread
+    private bool _ranHere;                                   // its waiter ran the system call (RunHere), not the ring
     private CancellationToken _cancellationToken;
     private CancellationTokenRegistration _registration;
     private protected volatile bool _cancelRequested;        // the token was cancelled (CancelRequested says whether that stops the operation)
@@ -86,6 +88,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// the kernel (reporting a cancellation would hide bytes a reader already has), an open closing what it opened late.
     /// </summary>
     private protected virtual bool GoesOnAfterCancel => false;
+
+    /// <summary>
+    /// Whether a thread waiting for this request in <c>GetResult</c> may run it itself, with the system call its SQE
+    /// stands for, while it has not reached the kernel (a request of one SQE that ends in its own task).
+    /// </summary>
+    private protected virtual bool WaiterMayRun => false;
 
     /// <summary>Whether the kernel serves the request in an io-wq worker (opens, closes, syncs, durable writes): it goes in from the ring's thread.</summary>
     internal virtual bool WaitsInWorker => false;
@@ -145,6 +153,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         _offset = offset;
         _transferred = 0;
         _cancelRequested = false;
+        _ranHere = false;
         if (handle is null)
         {
             _handle = default;
@@ -332,14 +341,15 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         if (_succeeded)
         {
             _succeeded = false;
-            SpindleMetrics.Operation(IoEngine.IoUring, Direction, _transferred, IoMechanism.Ring);
+            SpindleMetrics.Operation(IoEngine.IoUring, Direction, _transferred, _ranHere ? IoMechanism.Inline : IoMechanism.Ring);
         }
     }
 
     /// <summary>
-    /// <c>GetResult</c> before completion (sync-over-async): the caller polls the ring itself — submits, waits in the
-    /// kernel, reaps its completion and any other — unless another thread polls now; then it sleeps until that thread
-    /// hands it the result. No pool thread is needed for it to finish.
+    /// <c>GetResult</c> before completion (sync-over-async): a request still waiting to go in is taken off the ring and
+    /// run here, as a blocking system call, as System.IO's waiter runs a work item the pool has not started; else the
+    /// caller polls the ring itself — submits, waits in the kernel, reaps its completion and any other — unless another
+    /// thread polls now; then it sleeps until that thread hands it the result. No pool thread is needed for it to finish.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {
@@ -347,8 +357,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         {
             case InFlight:
                 EngineProbe.Current?.Waiting(_engine.Thread, 1);
+                if (WaiterMayRun && _engine.Thread.TryTakeBeforeKernel(this))
+                {
+                    RunHere();
+                }
                 // A request that may wait for ever leaves the ring to others; any other is reaped here while nobody else polls.
-                if (MayBlock || !_engine.Thread.TryPollUntilCompleted(this, token))
+                else if (MayBlock || !_engine.Thread.TryPollUntilCompleted(this, token))
                 {
                     _engine.Thread.Flush();
                     WaitUntilCompleted(token);
@@ -370,6 +384,38 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
                 }
                 return;
         }
+    }
+
+    // The waiter runs the request (taken off the ring, RunHere): each step's system call answers as its CQE would,
+    // through the same OnCompletion, until the request completes, which hands the result to this thread.
+    private void RunHere()
+    {
+        _ranHere = true;
+        int result;
+        do
+        {
+            result = RunStepHere();
+        }
+        while (OnCompletion(result));
+    }
+
+    private int RunStepHere()
+    {
+        if (SyscallSeam.Enabled)
+        {
+            int injected = DecideFault();
+            if (injected != 0)
+            {
+                return -injected; // the test seam answers for the kernel, as on the ring
+            }
+        }
+        IoUringSqe sqe = default;
+        FillSqe(&sqe);
+        if (SyscallSeam.Enabled)
+        {
+            ApplyFault(&sqe);
+        }
+        return SqeSystemCall.Run(&sqe);
     }
 
     private void CompleteTask()

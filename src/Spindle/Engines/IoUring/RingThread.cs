@@ -370,6 +370,24 @@ internal sealed unsafe class RingThread
         return true;
     }
 
+    /// <summary>
+    /// Takes <paramref name="operation"/> off the ring while it waits to go in (queued, held for the next reaper, or
+    /// waiting for a retry), so that the thread waiting for it runs it itself; false once it is in the kernel. Under the
+    /// gate, where requests are placed: the lane's entry is then stale, and the ring skips it.
+    /// </summary>
+    internal bool TryTakeBeforeKernel(RingOperation operation)
+    {
+        lock (_gate)
+        {
+            if (operation.State != RingOperation.OperationState.Queued)
+            {
+                return false;
+            }
+            operation.State = RingOperation.OperationState.RunHere;
+            return true;
+        }
+    }
+
     /// <summary>Called by the thread that ran a continuation run's last step: the ring's thread takes the polling role again when nobody else will.</summary>
     internal void DrainEnded()
     {
@@ -403,7 +421,9 @@ internal sealed unsafe class RingThread
         Volatile.Write(ref _inKernel, 1);
         // Pairs with the fences of WakeIfSleeping and KickPoller: either they see us in the kernel, or we see their work.
         Interlocked.MemoryBarrier();
-        if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && waitedFor?.HasCompleted(token) != true)
+        // A drain waits only for regular requests (the entries Prepare dropped may have been all: requests their waiters took).
+        bool worthWaiting = waitedFor is null ? HasRegularWork : !waitedFor.HasCompleted(token);
+        if (worthWaiting && !_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0)
         {
             timedOut = !_driver.SubmitAndWait(toSubmit, timeoutNanoseconds);
         }
@@ -569,9 +589,7 @@ internal sealed unsafe class RingThread
         // Always a look after a while: a request a continuation starts (a pipe read submitted at once) may complete
         // while the pool thread that polls is stuck in that continuation (a blocking write to the same pipe).
         _progressAtPark = Volatile.Read(ref _progress);
-        EngineProbe.Current?.Sleeping(this, true);
         _watching = !_park.Wait(_lookMilliseconds);
-        EngineProbe.Current?.Sleeping(this, false);
         if (_watching)
         {
             Completions.HelpIfStuck();

@@ -44,6 +44,9 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
 
     private protected override IoDirection Direction => _write ? IoDirection.Write : IoDirection.Read;
 
+    // A batch's read reports to its batch, whose waiter waits for all of them.
+    private protected override bool WaiterMayRun => _batch is null && !MayBlock;
+
     /// <summary>A read into <paramref name="buffer"/>, after <paramref name="prefix"/> bytes the fast path read (they count in the result).</summary>
     internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix)
         => PrepareSingle(handle, write: false, buffer.Pin(), Math.Min(buffer.Length, LinuxConstants.MaxReadWriteCount), offset, prefix);

@@ -10,9 +10,10 @@ namespace Spindle.Workloads.Beyond;
 /// against Spindle, each operation's latency recorded so that the report can give the worst single wait.
 /// </summary>
 /// <remarks>
-/// Both sides wait through <see cref="ValueTask{TResult}.AsTask"/>: a <see cref="ValueTask{TResult}"/> backed by a
-/// reusable source may not be waited on before it completes (System.IO's throws, so does Spindle's today), and a
-/// <see cref="Task"/> wait is also what tells the thread pool that its thread is blocked, so that it adds threads.
+/// Spindle's side waits with <c>GetAwaiter().GetResult()</c> on the <see cref="ValueTask{TResult}"/> itself, which
+/// Spindle allows before completion; System.IO's <see cref="ValueTask{TResult}"/> throws there, so its side waits
+/// through <see cref="ValueTask{TResult}.AsTask"/>. The pool is sized for the callers while the row runs (as an
+/// operator sizes it for a server that waits this way), so that neither side waits for the pool to add threads.
 /// </remarks>
 public sealed class SyncOverAsync : Workload
 {
@@ -27,6 +28,7 @@ public sealed class SyncOverAsync : Workload
     private SafeFileHandle? _handle;
     private string _path = "";
     private int _start;
+    private (int Workers, int Io) _minThreads;
 
     /// <summary>Creates the row: <paramref name="reads"/> reads per invocation shared by <paramref name="threads"/> waiting callers.</summary>
     public SyncOverAsync(long fileSize, int threads, int reads)
@@ -64,6 +66,9 @@ public sealed class SyncOverAsync : Workload
             _buffers[i] = new AlignedBuffer(BlockSize, DirectIo.Alignment);
         }
         _handle = DirectIo.OpenHandle(_path);
+        ThreadPool.GetMinThreads(out int workers, out int io);
+        _minThreads = (workers, io);
+        ThreadPool.SetMinThreads(Math.Max(workers, _threads + Environment.ProcessorCount), io);
     }
 
     /// <inheritdoc />
@@ -95,7 +100,7 @@ public sealed class SyncOverAsync : Workload
             long started = latencies is null ? 0 : Stopwatch.GetTimestamp();
             _ = contender == Contender.SystemIO
                 ? System.IO.RandomAccess.ReadAsync(handle, buffer, offset).AsTask().GetAwaiter().GetResult()
-                : SpindleRandomAccess.ReadAsync(handle, buffer, offset, contender.Engine()).AsTask().GetAwaiter().GetResult();
+                : SpindleRandomAccess.ReadAsync(handle, buffer, offset, contender.Engine()).GetAwaiter().GetResult();
             latencies?.Record(started);
         }
     }
@@ -104,6 +109,10 @@ public sealed class SyncOverAsync : Workload
     protected override void Dispose(bool disposing)
     {
         _handle?.Dispose();
+        if (_minThreads.Workers > 0)
+        {
+            ThreadPool.SetMinThreads(_minThreads.Workers, _minThreads.Io);
+        }
         foreach (AlignedBuffer buffer in _buffers)
         {
             ((IDisposable)buffer).Dispose();

@@ -102,6 +102,36 @@ public class CompletionDeliveryTests
     }
 
     [Fact]
+    public void A_read_cancelled_before_it_reached_the_kernel_completes_cancelled_for_its_waiter()
+    {
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to hold a read on.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        string path = dir.File("data");
+        File.WriteAllBytes(path, Enumerable.Repeat((byte)7, 4096).ToArray());
+        using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
+        byte[] buffer = new byte[4096];
+        using var cancellation = new CancellationTokenSource();
+        RingThread? outer = RingThread.EnterDrain(engine.Thread);
+        try
+        {
+            ValueTask<int> read = engine.ReadAsync(handle, buffer, 0, useFastPath: false, cancellation.Token);
+            Assert.False(read.IsCompleted);
+            cancellation.Cancel();
+            Assert.Throws<OperationCanceledException>(() => read.GetAwaiter().GetResult());
+        }
+        finally
+        {
+            RingThread.LeaveDrain(outer);
+            RingThread.ReleaseHeld();
+        }
+        Assert.All(buffer, b => Assert.Equal(0, b)); // nothing read into it
+    }
+
+    [Fact]
     public void A_write_that_has_not_reached_the_kernel_is_run_by_the_thread_waiting_for_it()
     {
         if (PrivateEngine.Create() is not IoUringEngine engine)

@@ -391,6 +391,10 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private void RunHere()
     {
         _ranHere = true;
+        if (!ContinueUnlessCancelled())
+        {
+            return; // cancelled while it waited to go in: the cancellation wins, as it does on the ring
+        }
         int result;
         do
         {

@@ -2,31 +2,13 @@ using System.Runtime.InteropServices;
 
 namespace Spindle.Interop;
 
-/// <summary>The scheduling calls for one thread: its nice value and, on kernels with EEVDF (6.12+), its time slice.</summary>
+/// <summary>The calling thread's scheduling attributes: its policy, nice value and, on kernels with EEVDF (6.12+), its time slice.</summary>
 internal static unsafe partial class Libc
 {
-    private const int PrioProcess = 0; // PRIO_PROCESS: with a thread id, one thread
-
     [LibraryImport(Lib, EntryPoint = "gettid")]
     internal static partial int GetTid();
 
-    [LibraryImport(Lib, EntryPoint = "getpriority", SetLastError = true)]
-    private static partial int GetPriority(int which, int who);
-
-    [LibraryImport(Lib, EntryPoint = "setpriority", SetLastError = true)]
-    private static partial int SetPriority(int which, int who, int priority);
-
-    /// <summary>The nice value of thread <paramref name="tid"/>, or null when it cannot be read.</summary>
-    internal static int? ThreadNice(int tid)
-    {
-        int nice = GetPriority(PrioProcess, tid);
-        return nice == -1 && Marshal.GetLastPInvokeError() != 0 ? null : nice;
-    }
-
-    /// <summary>Sets thread <paramref name="tid"/>'s nice value; false when not permitted (an unprivileged lower nice).</summary>
-    internal static bool SetThreadNice(int tid, int nice) => SetPriority(PrioProcess, tid, nice) == 0;
-
-    // sched_setattr has no unified number: x86-64 314, i386 351, arm 380, the generic table 274.
+    // sched_setattr and sched_getattr have no unified numbers: x86-64 314/315, i386 351/352, arm 380/381, the generic table 274/275.
     private static readonly long s_schedSetAttr = RuntimeInformation.ProcessArchitecture switch
     {
         Architecture.X64 => 314,
@@ -36,31 +18,42 @@ internal static unsafe partial class Libc
         _ => -1,
     };
 
+    /// <summary><c>struct sched_attr</c> (its first version, 48 bytes).</summary>
     [StructLayout(LayoutKind.Sequential)]
-    private struct SchedAttr
+    internal struct SchedAttr
     {
         public uint Size;
-        public uint Policy;      // SCHED_OTHER: 0
+        public uint Policy;      // SCHED_OTHER: 0, SCHED_BATCH: 3
         public ulong Flags;
         public int Nice;
         public uint Priority;
-        public ulong Runtime;    // for SCHED_OTHER on EEVDF kernels: the requested time slice, in ns
+        public ulong Runtime;    // for SCHED_OTHER and SCHED_BATCH on EEVDF kernels: the requested time slice in ns (0: the default)
         public ulong Deadline;
         public ulong Period;
     }
 
-    /// <summary>
-    /// Keeps the calling thread in the normal policy at <paramref name="nice"/> and asks for a time slice of
-    /// <paramref name="sliceNanoseconds"/>: a shorter slice makes the scheduler run the thread sooner when it
-    /// wakes. False where the kernel refuses it (older kernels ignore the slice; their result is true).
-    /// </summary>
-    internal static bool SetOwnTimeSlice(int nice, ulong sliceNanoseconds)
+    /// <summary>The calling thread's scheduling attributes; false where the kernel has no <c>sched_getattr</c>.</summary>
+    internal static bool GetOwnSchedAttr(out SchedAttr attr)
+    {
+        attr = default;
+        if (s_schedSetAttr < 0)
+        {
+            return false;
+        }
+        fixed (SchedAttr* pointer = &attr)
+        {
+            return Syscall(s_schedSetAttr + 1, 0, (long)pointer, sizeof(SchedAttr), 0, 0, 0) == 0;
+        }
+    }
+
+    /// <summary>Sets the calling thread's scheduling attributes; false where the kernel refuses them.</summary>
+    internal static bool SetOwnSchedAttr(SchedAttr attr)
     {
         if (s_schedSetAttr < 0)
         {
             return false;
         }
-        var attr = new SchedAttr { Size = (uint)sizeof(SchedAttr), Nice = nice, Runtime = sliceNanoseconds };
+        attr.Size = (uint)sizeof(SchedAttr);
         return Syscall(s_schedSetAttr, 0, (long)&attr, 0, 0, 0, 0) == 0;
     }
 }

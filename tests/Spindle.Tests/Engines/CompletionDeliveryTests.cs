@@ -78,19 +78,12 @@ public class CompletionDeliveryTests
         engine.ReadAsync(handle, new byte[1], 0, useFastPath: false, CancellationToken.None).AsTask().GetAwaiter().GetResult();
         Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout), "the ring's thread never went to sleep");
         long enters = EngineCounts.Of(engine.Thread).SubmittingEnters;
-        // As a continuation run does: what this thread submits waits for the end of the run, so the read stays off the kernel.
-        RingThread? outer = RingThread.EnterDrain(engine.Thread);
         int count;
-        try
+        using (HeldSubmissions.On(engine.Thread))
         {
             ValueTask<int> read = engine.ReadAsync(handle, buffer, offset, useFastPath: false, CancellationToken.None);
             Assert.False(read.IsCompleted);
             count = read.GetAwaiter().GetResult();
-        }
-        finally
-        {
-            RingThread.LeaveDrain(outer);
-            RingThread.ReleaseHeld();
         }
         Assert.Equal(expectedCount, count);
         Assert.Equal(expected, buffer);
@@ -115,18 +108,12 @@ public class CompletionDeliveryTests
         using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
         byte[] buffer = new byte[4096];
         using var cancellation = new CancellationTokenSource();
-        RingThread? outer = RingThread.EnterDrain(engine.Thread);
-        try
+        using (HeldSubmissions.On(engine.Thread))
         {
             ValueTask<int> read = engine.ReadAsync(handle, buffer, 0, useFastPath: false, cancellation.Token);
             Assert.False(read.IsCompleted);
             cancellation.Cancel();
             Assert.Throws<OperationCanceledException>(() => read.GetAwaiter().GetResult());
-        }
-        finally
-        {
-            RingThread.LeaveDrain(outer);
-            RingThread.ReleaseHeld();
         }
         Assert.All(buffer, b => Assert.Equal(0, b)); // nothing read into it
     }
@@ -151,17 +138,11 @@ public class CompletionDeliveryTests
             engine.WriteAsync(actual, new byte[1], 0, useFastPath: false, CancellationToken.None).AsTask().GetAwaiter().GetResult();
             Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout), "the ring's thread never went to sleep");
             long enters = EngineCounts.Of(engine.Thread).SubmittingEnters;
-            RingThread? outer = RingThread.EnterDrain(engine.Thread);
-            try
+            using (HeldSubmissions.On(engine.Thread))
             {
                 ValueTask write = engine.WriteAsync(actual, data, 3_000, useFastPath: false, CancellationToken.None);
                 Assert.False(write.IsCompleted);
                 write.GetAwaiter().GetResult();
-            }
-            finally
-            {
-                RingThread.LeaveDrain(outer);
-                RingThread.ReleaseHeld();
             }
             Assert.Equal(enters, EngineCounts.Of(engine.Thread).SubmittingEnters);
         }
@@ -249,5 +230,22 @@ public class CompletionDeliveryTests
             awaiter.GetResult();
             ranOn.SetResult(Thread.CurrentThread);
         });
+    }
+
+    // As a run of continuations does: what this thread submits to the ring waits for the end of the run, so a request
+    // stays off the kernel until its waiter takes it.
+    private readonly struct HeldSubmissions : IDisposable
+    {
+        private readonly RingThread? _outer;
+
+        private HeldSubmissions(RingThread? outer) => _outer = outer;
+
+        internal static HeldSubmissions On(RingThread ring) => new(RingThread.EnterDrain(ring));
+
+        public void Dispose()
+        {
+            RingThread.LeaveDrain(_outer);
+            RingThread.ReleaseHeld();
+        }
     }
 }

@@ -13,7 +13,8 @@ namespace Spindle.Clients.Bench;
 /// random GETs and a 90/10 GET/SET mix, at Garnet's default settings and with the thread pool sized (256, Garnet's
 /// <c>--minthreads</c>). Devices interleaved round by round, the order rotating. Per row: ops/s, p50/p99/max
 /// latency, the server's CPU per operation (<c>/proc/&lt;pid&gt;/stat</c>), its threads' context switches per
-/// operation and bytes it read from disk per operation (<c>/proc/&lt;pid&gt;/io</c>).
+/// operation and bytes it read from disk per operation (<c>/proc/&lt;pid&gt;/io</c>); per phase on the console also the
+/// work items its thread pool ran per operation and how its thread count grew (<see cref="ThreadGrowth"/>).
 /// </summary>
 internal static class GarnetBench
 {
@@ -28,6 +29,9 @@ internal static class GarnetBench
     {
         public double AllocatedBytesPerOp { get; init; }
         public double GcPauseMs { get; init; }
+
+        /// <summary>How the server's thread count grew during the phase (<see cref="ThreadGrowth.Summary"/>).</summary>
+        public string Threads { get; init; } = "";
     }
 
     /// <summary>The server's garbage collector since it started (its <c>gc</c> command): bytes allocated, collections per generation, time paused.</summary>
@@ -155,17 +159,19 @@ internal static class GarnetBench
                 }
                 int requests = phase < 2 ? sizes.DefaultRequests : sizes.SizedRequests;
                 GcCounts gcBefore = GcCounts.Of(server);
+                long workItemsBefore = PoolWorkItems(server);
                 Sample sample = Measure(server.Id, device, Phases[phase], () => phase % 2 == 0 ? Gets(port, sizes.Keys, requests) : Mix(port, sizes.Keys, requests));
                 if (server.HasExited)
                 {
                     throw new GarnetHostException($"failed during {Phases[phase]}: {FirstLine(errors)}");
                 }
                 GcCounts gc = GcCounts.Of(server) - gcBefore;
+                double workItemsPerOp = (double)(PoolWorkItems(server) - workItemsBefore) / requests;
                 sample = sample with { AllocatedBytesPerOp = (double)gc.AllocatedBytes / requests, GcPauseMs = gc.PauseMs };
                 samples.Add(sample);
                 server.StandardInput.WriteLine("mechanisms");
                 string reads = server.StandardOutput.ReadLine() ?? "none"; // how Spindle ran this phase's reads (none on Garnet's own devices)
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  cs {sample.SwitchesPerOp:F1}/op  disk {sample.DiskBytesPerOp:N0} B/op  alloc {sample.AllocatedBytesPerOp:N0} B/op  gc {gc.Collections0}/{gc.Collections1}/{gc.Collections2} pause {gc.PauseMs:F0} ms  Spindle reads: {reads}"));
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  cs {sample.SwitchesPerOp:F1}/op  disk {sample.DiskBytesPerOp:N0} B/op  alloc {sample.AllocatedBytesPerOp:N0} B/op  gc {gc.Collections0}/{gc.Collections1}/{gc.Collections2} pause {gc.PauseMs:F0} ms  pool work items {workItemsPerOp:F2}/op, {sample.Threads}  Spindle reads: {reads}"));
             }
             server.StandardInput.WriteLine("native");
             string? loaded = server.StandardOutput.ReadLine();
@@ -188,15 +194,27 @@ internal static class GarnetBench
         return samples;
     }
 
-    /// <summary>Runs one phase and reads the server's CPU time, disk reads and context switches around it.</summary>
+    /// <summary>The work items the server's thread pool completed since it started (its <c>pool</c> command).</summary>
+    private static long PoolWorkItems(Process server)
+    {
+        server.StandardInput.WriteLine("pool");
+        string answer = server.StandardOutput.ReadLine() ?? "";
+        return long.TryParse(answer, NumberStyles.Integer, CultureInfo.InvariantCulture, out long count)
+            ? count
+            : throw new GarnetHostException($"unexpected answer to pool: {answer}");
+    }
+
+    /// <summary>Runs one phase and reads the server's CPU time, disk reads and context switches around it, and its threads through it.</summary>
     private static Sample Measure(int pid, string device, string phase, Func<(long Operations, double Seconds, double P50, double P99, double Max)> run)
     {
         (long cpuBefore, long readBefore, long switchesBefore) = (CpuTicks(pid), ReadBytes(pid), ContextSwitches(pid));
+        using var threads = new ThreadGrowth(pid);
         var (operations, seconds, p50, p99, max) = run();
+        string growth = threads.Summary();
         (long cpuAfter, long readAfter, long switchesAfter) = (CpuTicks(pid), ReadBytes(pid), ContextSwitches(pid));
         double cpuMicroseconds = (cpuAfter - cpuBefore) * 1e6 / ClockTicksPerSecond;
         return new(device, phase, operations / seconds, p50, p99, max, cpuMicroseconds / operations, (double)(readAfter - readBefore) / operations,
-            (double)(switchesAfter - switchesBefore) / operations);
+            (double)(switchesAfter - switchesBefore) / operations) { Threads = growth };
     }
 
     private static (long, double, double, double, double) Gets(int port, int keys, int requests)

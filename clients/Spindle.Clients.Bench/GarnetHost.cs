@@ -12,7 +12,7 @@ namespace Spindle.Clients.Bench;
 /// the same settings; it prints <c>ready</c>, then takes commands on standard input: <c>minthreads N</c> sizes the
 /// thread pool as Garnet's <c>--minthreads</c> does (<see cref="ThreadPool.SetMinThreads"/>), <c>mechanisms</c> prints
 /// how Spindle ran the reads since the last ask (<see cref="ReadMechanisms"/>), <c>gc</c> prints the garbage collector's
-/// counts since start, <c>quit</c> stops.
+/// counts since start, <c>pool</c> the work items the thread pool completed since start, <c>quit</c> stops.
 /// </summary>
 internal static class GarnetHost
 {
@@ -81,6 +81,11 @@ internal static class GarnetHost
                 // Allocations and collections since start; the bench takes the difference around each phase.
                 Console.WriteLine(string.Create(System.Globalization.CultureInfo.InvariantCulture,
                     $"{GC.GetTotalAllocatedBytes()} {GC.CollectionCount(0)} {GC.CollectionCount(1)} {GC.CollectionCount(2)} {GC.GetTotalPauseDuration().TotalMilliseconds:F1}"));
+            }
+            else if (words is ["pool"])
+            {
+                // Work items the thread pool ran since start: the bench takes the difference around each phase.
+                Console.WriteLine(ThreadPool.CompletedWorkItemCount.ToString(System.Globalization.CultureInfo.InvariantCulture));
             }
             else if (words is ["native"])
             {

@@ -58,12 +58,6 @@ internal static class EngineTunables
     /// <summary>How long one pool work item runs continuations, and polls the ring between them, before it yields its thread to a successor (the runtime's socket engine's slice, whose trials found shorter ones cost throughput).</summary>
     internal const int CompletionTimeSliceMilliseconds = 15;
 
-    /// <summary>
-    /// The time slice a thread asks the scheduler for while it polls a ring (EEVDF kernels, 6.12+; the shortest they
-    /// grant): woken by a completion beside CPU-bound work, it runs before their slices end instead of after.
-    /// </summary>
-    internal const int PollerSliceMicroseconds = 100;
-
     /// <summary>How long a completion work item may wait for a pool thread before a thread of Spindle's own runs it: long enough that a busy pool is not taken for a starved one.</summary>
     internal const int StarvedPoolMilliseconds = 10;
 

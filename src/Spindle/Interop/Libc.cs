@@ -19,6 +19,9 @@ internal static unsafe partial class Libc
 {
     private const string Lib = "libc";
 
+    [LibraryImport(Lib, EntryPoint = "gettid")]
+    internal static partial int GetTid();
+
     [LibraryImport(Lib, EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     internal static partial int Open(string path, int flags, int mode);
 

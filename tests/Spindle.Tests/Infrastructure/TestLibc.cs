@@ -137,14 +137,6 @@ public static unsafe partial class TestLibc
     [LibraryImport("libc", EntryPoint = "gettid")]
     public static partial int GetTid();
 
-    /// <summary><c>getpriority(PRIO_PROCESS, who)</c>: with a thread id, that thread's nice value.</summary>
-    [LibraryImport("libc", EntryPoint = "getpriority", SetLastError = true)]
-    public static partial int GetPriority(int which, int who);
-
-    /// <summary><c>setpriority(PRIO_PROCESS, who, nice)</c>.</summary>
-    [LibraryImport("libc", EntryPoint = "setpriority", SetLastError = true)]
-    public static partial int SetPriority(int which, int who, int nice);
-
     /// <summary>
     /// Waits until the thread <paramref name="tid"/> of this process sleeps in open(2) of a FIFO for its other end (its
     /// wait channel is <c>wait_for_partner</c>), so that a test can let the other end come only then.

@@ -78,7 +78,6 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         Rescue.Started();
         int start = Environment.TickCount;
         bool lastRanLong = false;
-        using PollerTimeSlice slice = PollerTimeSlice.Begin(); // this thread polls the ring when it runs dry
         RingThread? outer = RingThread.EnterDrain(_ring);
         CompletionQueue? outerQueue = t_collecting;
         t_collecting = this;

@@ -98,8 +98,6 @@ internal sealed unsafe class RingThread
                 _wakeFd = wakeFd;
                 _wakeBuffer = (ulong*)System.Runtime.InteropServices.NativeMemory.AlignedAlloc(8, 8);
                 ThreadId = Libc.GetTid();
-                PollerTimeSlice.LearnDefault();
-                _ = PollerTimeSlice.Begin(); // the ring's own thread polls whenever no other thread does: for its whole life
             }
             started.Set();
             if (ready)

@@ -27,7 +27,6 @@ internal sealed unsafe class OwnRing
     private static readonly OwnRing?[] s_idle = new OwnRing?[Environment.ProcessorCount]; // rings between batches; null is a free slot
     private static volatile bool s_refused; // the kernel refused io_uring: this process reads such batches one by one
 
-
     private Ring? _ring; // null once retired: the kernel refused a submission for good
     private readonly MemoryHandle[] _pins = new MemoryHandle[Entries];
     private readonly HandleLease[] _held = new HandleLease[Entries]; // the kernel reads each slot's descriptor until its CQE

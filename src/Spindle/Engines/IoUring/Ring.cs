@@ -52,7 +52,7 @@ internal sealed unsafe class Ring
     private readonly uint* _sqFlags;     // IORING_SQ_* flags, written by the kernel
     private readonly uint _sqMask;
     private readonly uint _sqEntries;
-    private uint _sqLocalTail;           // our tail, published with SubmitPending
+    private uint _sqLocalTail;           // our tail, published with Publish
 
     private readonly uint* _cqHead;      // advanced by us as we consume CQEs
     private readonly uint* _cqTail;      // advanced by the kernel as it posts CQEs
@@ -254,9 +254,7 @@ internal sealed unsafe class Ring
     /// </summary>
     internal int Enter(uint minComplete, bool wait)
     {
-        // Release: the SQE contents must be visible before the kernel sees the new tail.
-        Volatile.Write(ref *_sqTail, _sqLocalTail);
-        uint toSubmit = Unsubmitted;
+        uint toSubmit = Publish();
         uint flags = 0;
         // A full fence between publishing the tail and reading the kernel's flags: without it the
         // load may be reordered before the store and miss an overflow the kernel just flagged.

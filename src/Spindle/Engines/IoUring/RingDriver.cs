@@ -125,7 +125,7 @@ internal sealed unsafe class RingDriver
         return _ring.SubmitAndWait(toSubmit, 1, timeoutNanoseconds) != -Errno.ETIME;
     }
 
-    /// <summary>Whether <see cref="Wait"/> can end after a time.</summary>
+    /// <summary>Whether <see cref="SubmitAndWait"/> can end after a time.</summary>
     internal bool CanWaitWithTimeout => _ring.CanWaitWithTimeout;
 
     /// <summary>Whether a completion waits in the CQ ring (any thread).</summary>

@@ -491,7 +491,6 @@ internal sealed unsafe class RingThread
         }
     }
 
-
     /// <summary>
     /// The ring thread's loop: drive the ring; then hold the polling role and wait in the kernel for the next
     /// completion — or, while a pool thread runs this ring's continuations (and polls when it runs dry) or another

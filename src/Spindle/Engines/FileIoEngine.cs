@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
+using Spindle.Engines.ThreadPool;
 
 namespace Spindle.Engines;
 
@@ -10,15 +11,42 @@ namespace Spindle.Engines;
 /// pinned until the kernel is done with them.
 /// </summary>
 /// <remarks>
-/// Every operation arrives with its handle's <see cref="HandleFacts"/>, which the caller learned once: a stream at
-/// its first asynchronous operation, the public entries once per call. The router and the executors read them and
-/// never look them up. The forms without facts are for callers that hold only a raw handle (tests, a batch's
-/// members): they look the facts up once, there.
+/// Every request becomes one <see cref="FileRequest"/>, with its handle's <see cref="HandleFacts"/> as the caller learned
+/// them once (a stream at its first asynchronous operation, the public entries once per call), and goes through
+/// <see cref="Run"/>: the page cache's chance at a read, the router's decision, then the one executor it names. The
+/// forms without facts are for callers that hold only a raw handle (tests, a batch's members): they look the facts up
+/// once, there.
 /// </remarks>
 internal abstract partial class FileIoEngine
 {
     /// <summary>Which engine this is.</summary>
     public abstract IoEngine Kind { get; }
+
+    /// <summary>
+    /// Runs <paramref name="request"/>: a read first tries the page cache on the caller's thread (unless the request or
+    /// the process switched that off; the Sync engine reads on the caller's thread anyway), then the request runs where
+    /// the <see cref="Router"/> sends it. The result is the same wherever it runs.
+    /// </summary>
+    internal RequestTask Run(FileRequest request)
+    {
+        if (request.UseFastPath && Kind != IoEngine.Sync && ReadFastPath.TryServe(ref request, Kind, out long cached))
+        {
+            return RequestTask.Completed(cached);
+        }
+        Mechanism mechanism = Router.Route(request, Kind);
+        return mechanism switch
+        {
+            Mechanism.Done => RequestTask.Completed(0),
+            Mechanism.Inline => InlineExecutor.Run(request, Kind),
+            Mechanism.FastPath => WriteFastPath.Run(request, Kind),
+            Mechanism.Pool or Mechanism.Blocking => ThreadPoolEngine.Instance.RunOnWorker(request, mechanism, Kind),
+            _ => RunOnRing(request),
+        };
+    }
+
+    /// <summary>The ring's executor; only the io_uring engine's router sends requests there.</summary>
+    private protected virtual RequestTask RunOnRing(in FileRequest request)
+        => throw new InvalidOperationException($"The {Kind} engine has no ring to run a {request.Kind} on.");
 
     /// <summary>A read of a raw handle; cached data may be served on the caller's thread unless the process switched the fast path off.</summary>
     public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
@@ -32,7 +60,8 @@ internal abstract partial class FileIoEngine
     /// A read. With <paramref name="useFastPath"/> an engine may first try a non-blocking read of
     /// cached pages on the caller's thread; the result is the same either way.
     /// </summary>
-    public abstract ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    public ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => Run(FileRequest.Read(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsRead();
 
     /// <summary>A write of every byte to a raw handle; a small write to a cached local file may be done on the caller's thread.</summary>
     public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
@@ -48,7 +77,8 @@ internal abstract partial class FileIoEngine
     /// page cache the cheapest way it has; without it, the write goes to the kernel the engine's own way.
     /// The result is the same either way.
     /// </summary>
-    public abstract ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    public ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => Run(FileRequest.Write(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsWrite();
 
     /// <summary>A scatter read of a raw handle; fully cached data may be served on the caller's thread.</summary>
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
@@ -59,7 +89,8 @@ internal abstract partial class FileIoEngine
         => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>A scatter read; <paramref name="useFastPath"/> as for <see cref="ReadAsync(SafeFileHandle, HandleFacts, Memory{byte}, long, bool, CancellationToken)"/>.</summary>
-    public abstract ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => Run(FileRequest.ReadScatter(handle, facts, buffers, fileOffset, useFastPath, cancellationToken)).AsScatterRead();
 
     /// <summary>A gather write of every byte to a raw handle; a small one to a cached local file may be done on the caller's thread.</summary>
     public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
@@ -70,12 +101,33 @@ internal abstract partial class FileIoEngine
         => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>A gather write of every byte; <paramref name="useFastPath"/> as for <see cref="WriteAsync(SafeFileHandle, HandleFacts, ReadOnlyMemory{byte}, long, bool, CancellationToken)"/>.</summary>
-    public abstract ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken);
+    public ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+        => Run(FileRequest.WriteGather(handle, facts, buffers, fileOffset, useFastPath, cancellationToken)).AsWrite();
 
     /// <summary><c>fsync</c> of a raw handle.</summary>
     public ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
         => FlushToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
 
     /// <summary><c>fsync</c>: data and metadata to the device.</summary>
-    public abstract ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken);
+    public ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
+        => Run(FileRequest.Sync(handle, facts, dataOnly: false, cancellationToken)).AsWrite();
+
+    /// <summary><c>fdatasync</c> of a raw handle.</summary>
+    public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
+        => FlushDataToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
+
+    /// <summary><c>fdatasync</c>: the data, and the metadata needed to read it back, to the device.</summary>
+    public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
+        => Run(FileRequest.Sync(handle, facts, dataOnly: true, cancellationToken)).AsWrite();
+
+    /// <summary>A durable write to a raw handle.</summary>
+    public ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+        => WriteDurableAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
+
+    /// <summary>
+    /// A write of every byte that completes only when they are on the device (<see cref="Syscalls.DurableIo.WriteDurable(SafeFileHandle, ReadOnlySpan{byte}, long, Diagnostics.IoMechanism)"/>
+    /// on the caller's or a pool thread; on the ring, a write with <c>RWF_DSYNC</c>).
+    /// </summary>
+    public ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+        => Run(FileRequest.WriteDurable(handle, facts, buffer, fileOffset, cancellationToken)).AsWrite();
 }

@@ -106,18 +106,25 @@ internal enum Mechanism : byte
 /// 17   Inline     read (sync batch)  anything else
 ///
 /// thread pool (Auto without io_uring, and a synchronous stream's *Async calls)
-///  1   Inline     read, write, s/g   as row 3 above
+///  1   Inline     read, write, s/g,  as row 3 above
+///                 durable write
 ///  2   FastPath   write, gather      as row 7 above
-///  3   Blocking   read, write, s/g   pipe, socket, device, anon inode: never holds a pool thread that another request needs
+///  3   Blocking   all but a flush    pipe, socket, device, anon inode: never holds a pool thread that another request needs
 ///  4   Pool       anything else: System.IO's mechanism
 ///
 /// synchronous
-///  1   Blocking   read, write, s/g   pipe, socket, device, anon inode (bytes): the caller's next write may be what the read waits for
+///  1   Blocking   transfers (bytes)  pipe, socket, device, anon inode: the caller's next write may be what the read waits for
 ///  2   Inline     anything else
 /// </code>
 /// </summary>
 internal static class Router
 {
+    /// <summary>Where <paramref name="request"/> runs on <paramref name="engine"/>: the table below, for the request's kind, handle and size.</summary>
+    internal static Mechanism Route(in FileRequest request, IoEngine engine)
+        => engine == IoEngine.IoUring && request.Kind is RequestKind.DataSync or RequestKind.WriteDurable
+            ? RouteDurable(request.Kind, request.Facts, request.Length, request.Offset, !FileRequestsInFlight.None)
+            : Route(request.Kind, request.Facts, request.Length, request.Offset, request.UseFastPath, engine);
+
     /// <param name="kind">What the request asks for.</param>
     /// <param name="facts">What is known about the request's handle.</param>
     /// <param name="length">Bytes the request transfers.</param>

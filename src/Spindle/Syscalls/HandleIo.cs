@@ -9,43 +9,44 @@ namespace Spindle.Syscalls;
 /// <summary>
 /// The synchronous calls on a <see cref="SafeFileHandle"/>, counted by the meter. Each system call holds a reference
 /// on the handle for its length (the imports take the handle), so a concurrent <c>Dispose</c> cannot close the
-/// descriptor under it. A read or write counts under the engine whose router ran it here (<c>routedBy</c>); only the
-/// Sync engine's are timed here, as another engine's is an asynchronous call that its caller times whole
+/// descriptor under it. A read or write counts under the engine whose router ran it here (<c>routedBy</c>) and the
+/// mechanism that ran it (<c>ranOn</c>: the caller's thread, a pool thread, a thread of Spindle's own); only the Sync
+/// engine's are timed here, as another engine's is an asynchronous call that its caller times whole
 /// (<see cref="AsyncTiming"/>), once.
 /// </summary>
 internal static class HandleIo
 {
-    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync)
+    internal static int Read(SafeFileHandle handle, Span<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync, IoMechanism ranOn = IoMechanism.Inline)
     {
         long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         int read = PositionalIo.Read(handle, buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(routedBy, IoDirection.Read, read, IoMechanism.Inline);
+        SpindleMetrics.Operation(routedBy, IoDirection.Read, read, ranOn);
         SpindleMetrics.Duration(started, routedBy, IoDirection.Read);
         return read;
     }
 
-    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync)
+    internal static void Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine routedBy = IoEngine.Sync, IoMechanism ranOn = IoMechanism.Inline)
     {
         long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         PositionalIo.Write(handle, buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(routedBy, IoDirection.Write, buffer.Length, IoMechanism.Inline);
+        SpindleMetrics.Operation(routedBy, IoDirection.Write, buffer.Length, ranOn);
         SpindleMetrics.Duration(started, routedBy, IoDirection.Write);
     }
 
-    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync)
+    internal static long ReadScatter(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync, IoMechanism ranOn = IoMechanism.Inline)
     {
         long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         long read = PositionalIo.ReadScatter(handle, buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(routedBy, IoDirection.Read, read, IoMechanism.Inline);
+        SpindleMetrics.Operation(routedBy, IoDirection.Read, read, ranOn);
         SpindleMetrics.Duration(started, routedBy, IoDirection.Read);
         return read;
     }
 
-    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync)
+    internal static void WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine routedBy = IoEngine.Sync, IoMechanism ranOn = IoMechanism.Inline)
     {
         long started = routedBy == IoEngine.Sync ? SpindleMetrics.StartTiming() : 0;
         long written = PositionalIo.WriteGather(handle, buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-        SpindleMetrics.Operation(routedBy, IoDirection.Write, written, IoMechanism.Inline);
+        SpindleMetrics.Operation(routedBy, IoDirection.Write, written, ranOn);
         SpindleMetrics.Duration(started, routedBy, IoDirection.Write);
     }
 

@@ -85,10 +85,42 @@ internal static unsafe class ReadFastPath
     internal static void DisableFor(SafeFileHandle handle, in OpenedFile opened) => HandleFacts.Of(handle, opened).NonBlockingReads = false;
 
     /// <summary>
-    /// The fast path as an engine uses it: true when the read is done (<paramref name="completed"/>
-    /// bytes, all asked for or up to the end of the file). When only part was cached, the buffer and
-    /// offset are moved past it and <paramref name="prefix"/> says how much, so that the engine reads
-    /// the rest and the caller still gets one full read as from System.IO.
+    /// The fast path as an engine uses it: true when a read or scatter read is done from cached pages
+    /// (<paramref name="completed"/> bytes, all asked for or up to the end of the file). When only part of a single
+    /// buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that the
+    /// engine reads it and the caller still gets one full read as from System.IO. Any other request is left as it is.
+    /// </summary>
+    internal static bool TryServe(ref FileRequest request, IoEngine engine, out long completed)
+    {
+        switch (request.Kind)
+        {
+            case RequestKind.Read:
+                Memory<byte> buffer = request.Destination;
+                long offset = request.Offset;
+                if (TryComplete(request.Handle, request.Facts, ref buffer, ref offset, engine, out int prefix, out int read))
+                {
+                    completed = read;
+                    return true;
+                }
+                if (prefix > 0)
+                {
+                    request = request.After(prefix);
+                }
+                completed = 0;
+                return false;
+            case RequestKind.ReadScatter:
+                completed = TryReadScatter(request.Handle, request.Facts, request.Destinations!, request.Offset, engine);
+                return completed >= 0;
+            default:
+                completed = 0;
+                return false;
+        }
+    }
+
+    /// <summary>
+    /// The fast path for one buffer: true when the read is done (<paramref name="completed"/> bytes, all asked for or up
+    /// to the end of the file). When only part was cached, the buffer and offset are moved past it and
+    /// <paramref name="prefix"/> says how much, so that the engine reads the rest.
     /// </summary>
     internal static bool TryComplete(SafeFileHandle handle, HandleFacts facts, ref Memory<byte> buffer, ref long fileOffset, IoEngine engine, out int prefix, out int completed)
     {

@@ -1,7 +1,4 @@
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
-using Spindle.Handles;
-using Spindle.Syscalls;
 
 namespace Spindle.Engines.FastPath;
 
@@ -23,38 +20,11 @@ internal static class WriteFastPath
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !SpindleSwitches.DisableWriteFastPath;
 
-    /// <summary>The write, done now; errors come back in the task as from the engine.</summary>
-    internal static ValueTask Write(SafeFileHandle handle, ReadOnlySpan<byte> buffer, long fileOffset, IoEngine engine)
+    /// <summary>The write or gather write, done now; errors come back in the task as from the engine.</summary>
+    internal static RequestTask Run(in FileRequest request, IoEngine engine)
     {
-        try
-        {
-            PositionalIo.Write(handle, buffer, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.InlineWrite();
-            SpindleMetrics.Operation(engine, IoDirection.Write, buffer.Length, IoMechanism.FastPath);
-            return default;
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(e);
-        }
-    }
-
-
-
-
-    /// <summary>The gather write, done now; errors come back in the task as from the engine.</summary>
-    internal static ValueTask WriteGather(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, IoEngine engine)
-    {
-        try
-        {
-            PositionalIo.WriteGather(handle, buffers, fileOffset, SafeFileHandleInternals.GetPath(handle));
-            SpindleMetrics.InlineWrite();
-            SpindleMetrics.Operation(engine, IoDirection.Write, 0, IoMechanism.FastPath);
-            return default;
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(e);
-        }
+        RequestTask written = InlineExecutor.Run(request, engine, IoMechanism.FastPath);
+        SpindleMetrics.InlineWrite();
+        return written;
     }
 }

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
 
@@ -67,14 +68,11 @@ internal sealed partial class IoUringEngine
         RingTransfer? operation = null;
         try
         {
-            SafeFileHandle handle = request.Handle;
-            Memory<byte> buffer = request.Buffer;
-            long offset = BatchOffset(request);
             // A batch's member arrives as a raw handle: its facts are looked up once, here, and travel on.
-            HandleFacts facts = HandleFacts.Of(handle);
+            FileRequest read = FileRequest.Read(request.Handle, HandleFacts.Of(request.Handle), request.Buffer, BatchOffset(request), tryFastPath, cancellationToken);
             if (tryFastPath)
             {
-                if (ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, Kind, out prefix, out int completed))
+                if (ReadFastPath.TryServe(ref read, Kind, out long completed))
                 {
                     batch.MemberCompleted(index, completed, null, onRing: false);
                     return false;
@@ -82,30 +80,29 @@ internal sealed partial class IoUringEngine
             }
             else if (prefix > 0)
             {
-                buffer = buffer.Slice(prefix);
-                offset += prefix;
+                read = read.After(prefix);
             }
-            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, facts, buffer.Length, offset, othersInFlight: true);
+            Mechanism mechanism = Router.RouteDurable(RequestKind.ReadBatch, read.Facts, read.Length, read.Offset, othersInFlight: true);
             switch (mechanism)
             {
                 case Mechanism.Inline:
-                    batch.MemberCompleted(index, SyncEngine.Read(handle, buffer, offset, IoEngine.Sync, prefix).GetAwaiter().GetResult(), null, onRing: false);
+                    batch.MemberCompleted(index, InlineExecutor.Call(read, Kind, IoMechanism.Inline), null, onRing: false);
                     return false;
                 case Mechanism.Pool:
                 case Mechanism.Blocking:
-                    ValueTask<int> read = ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, offset, prefix, cancellationToken, Kind);
-                    if (read.IsCompleted)
+                    ValueTask<int> pooled = ThreadPoolEngine.Instance.RunOnWorker(read, mechanism, Kind).AsRead();
+                    if (pooled.IsCompleted)
                     {
-                        batch.MemberCompleted(index, read.GetAwaiter().GetResult(), null, onRing: false);
+                        batch.MemberCompleted(index, pooled.GetAwaiter().GetResult(), null, onRing: false);
                     }
                     else
                     {
-                        _ = AwaitPooledReadAsync(read, batch, index);
+                        _ = AwaitPooledReadAsync(pooled, batch, index);
                     }
                     return false;
             }
-            operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
-            operation.PrepareRead(handle, buffer, offset, prefix);
+            operation = Operations.Rent(Operations.Transfers, read.Facts.MayBlockIndefinitely);
+            operation.Prepare(read);
         }
         catch (Exception e)
         {

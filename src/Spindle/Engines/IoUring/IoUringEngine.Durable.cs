@@ -1,8 +1,3 @@
-using Microsoft.Win32.SafeHandles;
-using Spindle.Engines.ThreadPool;
-using Spindle.Syscalls;
-using Spindle.Engines.FastPath;
-
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
@@ -25,53 +20,4 @@ internal sealed partial class IoUringEngine
     }
 
     internal void RefuseDataSyncWrites() => _dataSyncWritesRefused = true;
-
-    public override ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
-    {
-        switch (Router.RouteDurable(RequestKind.DataSync, facts, 0, -1, !FileRequestsInFlight.None))
-        {
-            case Mechanism.Pool:
-                return DurableOperation.FlushDataAsync(handle, facts.MayBlockIndefinitely, cancellationToken);
-            case Mechanism.Inline:
-                return SyncEngine.FlushData(handle);
-        }
-        return SyncOnRing(handle, dataOnly: true, cancellationToken);
-    }
-
-    public override ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-    {
-        switch (Router.RouteDurable(RequestKind.WriteDurable, facts, buffer.Length, fileOffset, !FileRequestsInFlight.None))
-        {
-            case Mechanism.Done:
-                return default;
-            case Mechanism.Inline:
-                try
-                {
-                    DurableIo.WriteDurable(handle, buffer.Span, fileOffset);
-                    return default;
-                }
-                catch (Exception e)
-                {
-                    return ValueTask.FromException(e);
-                }
-            case Mechanism.Pool:
-                return DurableOperation.WriteDurableAsync(handle, facts.MayBlockIndefinitely, buffer, fileOffset, cancellationToken);
-        }
-        return WriteDurableOnRingAsync(handle, buffer, fileOffset, facts.MayBlockIndefinitely, cancellationToken);
-    }
-
-    /// <summary>The ring's durable write, whatever the router would choose (the executor; tests call it directly).</summary>
-    internal ValueTask WriteDurableOnRingAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool mayBlock, CancellationToken cancellationToken)
-    {
-        RingDurableWrite operation = Operations.Rent(Operations.DurableWrites, mayBlock);
-        try
-        {
-            operation.Prepare(handle, buffer, fileOffset, dataSyncFlag: !_dataSyncWritesRefused);
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(Operations.Abandon(operation, e));
-        }
-        return new ValueTask(operation, Start(operation, cancellationToken));
-    }
 }

@@ -1,7 +1,6 @@
 using System.Collections.Concurrent;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
-using Spindle.Engines.ThreadPool;
 using Spindle.Interop;
 
 namespace Spindle.Engines.IoUring;
@@ -108,146 +107,43 @@ internal sealed partial class IoUringEngine : FileIoEngine
         }
     }
 
-    // Each request, with its handle's facts as the caller learned them: the fast path (reads), then the
-    // router's decision (Router), then the mechanism it chose, which finishes what the fast path began
-    // (its prefix counts in the result).
-
-    public override ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
+    /// <summary>
+    /// The ring's executor: a read or write (<see cref="RingTransfer"/>), an <c>fsync</c> or <c>fdatasync</c>
+    /// (<see cref="RingSync"/>) or a durable write (<see cref="RingDurableWrite"/>), finishing what the fast path began
+    /// (its prefix counts in a read's result).
+    /// </summary>
+    private protected override RequestTask RunOnRing(in FileRequest request)
     {
-        int prefix = 0;
-        if (useFastPath && ReadFastPath.TryComplete(handle, facts, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
+        bool mayBlock = request.Facts.MayBlockIndefinitely;
+        return request.Kind switch
         {
-            return new ValueTask<int>(completed);
-        }
-        Mechanism mechanism = Router.Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath, Kind);
-        switch (mechanism)
-        {
-            case Mechanism.Inline:
-                return SyncEngine.Read(handle, buffer, fileOffset, Kind, prefix);
-            case Mechanism.Pool:
-            case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken, Kind);
-        }
-        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
+            // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
+            RequestKind.Flush or RequestKind.DataSync => Start(Operations.Rent(Operations.Syncs, mayBlock: false), request),
+            RequestKind.WriteDurable => Start(Operations.Rent(Operations.DurableWrites, mayBlock), request),
+            _ => Start(Operations.Rent(Operations.Transfers, mayBlock), request),
+        };
+    }
+
+    /// <summary>The ring's durable write, whatever the router would choose (tests call it directly).</summary>
+    internal ValueTask WriteDurableOnRingAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
+    {
+        FileRequest request = FileRequest.WriteDurable(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
+        return Start(Operations.Rent(Operations.DurableWrites, request.Facts.MayBlockIndefinitely), request).AsWrite();
+    }
+
+    /// <summary>Prepares a rented operation for <paramref name="request"/> and starts it; one that cannot be prepared goes back to the pool and fails the task.</summary>
+    private RequestTask Start<TOperation>(TOperation operation, in FileRequest request)
+        where TOperation : RingOperation, IRingFileRequest
+    {
         try
         {
-            operation.PrepareRead(handle, buffer, fileOffset, prefix);
+            operation.Prepare(request);
         }
         catch (Exception e)
         {
-            return ValueTask.FromException<int>(Operations.Abandon(operation, e));
+            return RequestTask.Failed(Operations.Abandon(operation, e));
         }
-        return new ValueTask<int>(operation, Start(operation, cancellationToken));
-    }
-
-    public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        Mechanism mechanism = Router.Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath, Kind);
-        switch (mechanism)
-        {
-            case Mechanism.Done:
-                return default;
-            case Mechanism.FastPath:
-                return WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind);
-            case Mechanism.Inline:
-                return SyncEngine.Write(handle, buffer, fileOffset, Kind);
-            case Mechanism.Pool:
-            case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken, Kind);
-        }
-        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
-        try
-        {
-            operation.PrepareWrite(handle, buffer, fileOffset);
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(Operations.Abandon(operation, e));
-        }
-        return new ValueTask(operation, Start(operation, cancellationToken));
-    }
-
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        if (useFastPath)
-        {
-            long cached = ReadFastPath.TryReadScatter(handle, facts, buffers, fileOffset, Kind);
-            if (cached >= 0)
-            {
-                return new ValueTask<long>(cached);
-            }
-        }
-        Mechanism mechanism = Router.Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind);
-        switch (mechanism)
-        {
-            case Mechanism.Inline:
-                return SyncEngine.ReadScatter(handle, buffers, fileOffset, Kind);
-            case Mechanism.Pool:
-            case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
-        }
-        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
-        try
-        {
-            operation.PrepareReadVectors(handle, buffers, fileOffset);
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException<long>(Operations.Abandon(operation, e));
-        }
-        return new ValueTask<long>(operation, Start(operation, cancellationToken));
-    }
-
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        Mechanism mechanism = Router.Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath, Kind);
-        switch (mechanism)
-        {
-            case Mechanism.Done:
-                return default;
-            case Mechanism.FastPath:
-                return WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind);
-            case Mechanism.Inline:
-                return SyncEngine.WriteGather(handle, buffers, fileOffset, Kind);
-            case Mechanism.Pool:
-            case Mechanism.Blocking:
-                return ThreadPoolEngine.Instance.WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken, Kind);
-        }
-        RingTransfer operation = Operations.Rent(Operations.Transfers, facts.MayBlockIndefinitely);
-        try
-        {
-            operation.PrepareWriteVectors(handle, buffers, fileOffset);
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(Operations.Abandon(operation, e));
-        }
-        return new ValueTask(operation, Start(operation, cancellationToken));
-    }
-
-    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
-    {
-        if (Router.Route(RequestKind.Flush, facts, 0, -1, useFastPath: false, Kind) == Mechanism.Inline)
-        {
-            return SyncEngine.FlushToDisk(handle);
-        }
-        return SyncOnRing(handle, dataOnly: false, cancellationToken);
-    }
-
-    /// <summary>An <c>fsync</c> (or with <paramref name="dataOnly"/> an <c>fdatasync</c>) on the ring.</summary>
-    private ValueTask SyncOnRing(SafeFileHandle handle, bool dataOnly, CancellationToken cancellationToken)
-    {
-        // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
-        RingSync operation = Operations.Rent(Operations.Syncs, mayBlock: false);
-        try
-        {
-            operation.Prepare(handle, dataOnly);
-        }
-        catch (Exception e)
-        {
-            return ValueTask.FromException(Operations.Abandon(operation, e));
-        }
-        return new ValueTask(operation, Start(operation, cancellationToken));
+        return RequestTask.Pending(operation, Start(operation, request.CancellationToken));
     }
 
     /// <summary>

@@ -15,7 +15,7 @@ namespace Spindle.Engines.IoUring;
 /// <c>-ECANCELED</c>) or is followed by a sync that covered only what was written, and in both cases the rest is written
 /// and the sync submitted again.
 /// </summary>
-internal sealed unsafe class RingDurableWrite : RingOperation, IRingOperationKind<RingDurableWrite>
+internal sealed unsafe class RingDurableWrite : RingOperation, IRingOperationKind<RingDurableWrite>, IRingFileRequest
 {
     private const byte IOSQE_IO_LINK = 1 << 2;     // the next SQE starts only after this one completed in full
     private const ulong LinkedSyncTag = 1UL << 63; // flipped in the user data of the linked sync's SQE, to tell its CQE apart
@@ -52,13 +52,14 @@ internal sealed unsafe class RingDurableWrite : RingOperation, IRingOperationKin
 
     internal override bool Owns(ulong userData) => userData == UserData || (SqeCount == 2 && userData == (UserData ^ LinkedSyncTag));
 
-    internal void Prepare(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset, bool dataSyncFlag)
+    /// <summary>A durable write of the request's bytes: one <c>RWF_DSYNC</c> write, or a write linked to an <c>fdatasync</c> once the kernel refused the flag.</summary>
+    public void Prepare(in FileRequest request)
     {
-        Begin(handle, fd: -1, offset);
-        _step = dataSyncFlag ? DurableStep.DataSyncWrite : DurableStep.WriteThenSync;
-        _pin = buffer.Pin();
+        Begin(request.Handle, fd: -1, request.Offset);
+        _step = _engine.DataSyncWritesRefused ? DurableStep.WriteThenSync : DurableStep.DataSyncWrite;
+        _pin = request.Source.Pin();
         _address = (byte*)_pin.Pointer;
-        _remaining = (uint)buffer.Length;
+        _remaining = (uint)request.Source.Length;
     }
 
     internal override bool AwaitsAnotherCompletion(ulong userData, int result)

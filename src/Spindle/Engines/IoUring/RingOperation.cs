@@ -450,3 +450,10 @@ internal interface IRingOperationKind<T>
     /// <summary>A new operation of this kind in slot <paramref name="id"/>.</summary>
     static abstract T Create(IoUringEngine engine, int id);
 }
+
+/// <summary>A kind of ring request that serves a <see cref="FileRequest"/> (a transfer, a sync, a durable write).</summary>
+internal interface IRingFileRequest
+{
+    /// <summary>Takes what <paramref name="request"/> asks for: the handle referenced, the buffers pinned (released if this throws).</summary>
+    void Prepare(in FileRequest request);
+}

@@ -10,7 +10,7 @@ namespace Spindle.Engines.IoUring;
 /// latter): the kernel runs it in an io-wq worker, so no thread of ours waits for the device. Special files that cannot
 /// be synchronised succeed, as in System.IO.
 /// </summary>
-internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSync>
+internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSync>, IRingFileRequest
 {
     private const uint IORING_FSYNC_DATASYNC = 1;  // fsync_flags: fdatasync rather than fsync
 
@@ -25,11 +25,11 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
 
     internal override bool WaitsInWorker => true;
 
-    /// <summary>An <c>fsync</c>, or with <paramref name="dataOnly"/> an <c>fdatasync</c>, of <paramref name="handle"/>.</summary>
-    internal void Prepare(SafeFileHandle handle, bool dataOnly)
+    /// <summary>An <c>fsync</c>, or for a <see cref="RequestKind.DataSync"/> an <c>fdatasync</c>, of the request's handle.</summary>
+    public void Prepare(in FileRequest request)
     {
-        Begin(handle, fd: -1, offset: -1);
-        _dataOnly = dataOnly;
+        Begin(request.Handle, fd: -1, offset: -1);
+        _dataOnly = request.Kind == RequestKind.DataSync;
     }
 
     internal override void FillSqe(IoUringSqe* sqe)

@@ -14,7 +14,7 @@ namespace Spindle.Engines.IoUring;
 /// a read returns what one call returned. A read may belong to a batch (<see cref="IoUringBatch"/>): it then reports to
 /// the batch instead of completing a task of its own.
 /// </summary>
-internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<RingTransfer>
+internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<RingTransfer>, IRingFileRequest
 {
     private bool _write;                                     // a write rather than a read
     private MemoryHandle _pin;                               // the single buffer
@@ -47,12 +47,27 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
     // A batch's read reports to its batch, whose waiter waits for all of them.
     private protected override bool WaiterMayRun => _batch is null && !MayBlock;
 
-    /// <summary>A read into <paramref name="buffer"/>, after <paramref name="prefix"/> bytes the fast path read (they count in the result).</summary>
-    internal void PrepareRead(SafeFileHandle handle, Memory<byte> buffer, long offset, long prefix)
-        => PrepareSingle(handle, write: false, buffer.Pin(), Math.Min(buffer.Length, LinuxConstants.MaxReadWriteCount), offset, prefix);
-
-    internal void PrepareWrite(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long offset)
-        => PrepareSingle(handle, write: true, buffer.Pin(), buffer.Length, offset, prefix: 0);
+    /// <summary>A read or write of <paramref name="request"/>'s buffer or buffers; a read counts the bytes the fast path read before it in its result.</summary>
+    public void Prepare(in FileRequest request)
+    {
+        SafeFileHandle handle = request.Handle;
+        switch (request.Kind)
+        {
+            case RequestKind.Read:
+                PrepareSingle(handle, write: false, request.Destination.Pin(), Math.Min(request.Destination.Length, LinuxConstants.MaxReadWriteCount), request.Offset, request.Prefix);
+                break;
+            case RequestKind.Write:
+                PrepareSingle(handle, write: true, request.Source.Pin(), request.Source.Length, request.Offset, prefix: 0);
+                break;
+            case RequestKind.ReadScatter:
+                PrepareVectors(handle, write: false, new ScatterBuffers(request.Destinations!), request.Destinations!.Count, request.Offset);
+                break;
+            default:
+                PrepareVectors(handle, write: true, new GatherBuffers(request.Sources!), request.Sources!.Count, request.Offset);
+                SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
+                break;
+        }
+    }
 
     private void PrepareSingle(SafeFileHandle handle, bool write, MemoryHandle pin, int length, long offset, long prefix)
     {
@@ -61,15 +76,6 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
         _prefix = prefix;
         _address = (byte*)_pin.Pointer;
         _remaining = (uint)length;
-    }
-
-    internal void PrepareReadVectors(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long offset)
-        => PrepareVectors(handle, write: false, new ScatterBuffers(buffers), buffers.Count, offset);
-
-    internal void PrepareWriteVectors(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset)
-    {
-        PrepareVectors(handle, write: true, new GatherBuffers(buffers), buffers.Count, offset);
-        SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
     }
 
     private void PrepareVectors<TBuffers>(SafeFileHandle handle, bool write, TBuffers buffers, int count, long offset)

@@ -1,4 +1,3 @@
-using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 
 namespace Spindle.Engines.ThreadPool;
@@ -22,109 +21,20 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.ThreadPool;
 
-    public override ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        int prefix = 0;
-        if (useFastPath && ReadFastPath.TryComplete(handle, facts, ref buffer, ref fileOffset, Kind, out prefix, out int completed))
-        {
-            return new ValueTask<int>(completed);
-        }
-        Mechanism mechanism = Route(RequestKind.Read, facts, buffer.Length, fileOffset, useFastPath);
-        return mechanism == Mechanism.Inline
-            ? SyncEngine.Read(handle, buffer, fileOffset, Kind, prefix)
-            : Read(handle, facts, mechanism, buffer, fileOffset, prefix, cancellationToken);
-    }
-
-    public override ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        Mechanism mechanism = Route(RequestKind.Write, facts, buffer.Length, fileOffset, useFastPath);
-        return mechanism switch
-        {
-            Mechanism.FastPath => WriteFastPath.Write(handle, buffer.Span, fileOffset, Kind),
-            Mechanism.Inline => SyncEngine.Write(handle, buffer, fileOffset, Kind),
-            _ => Write(handle, facts, mechanism, buffer, fileOffset, cancellationToken),
-        };
-    }
-
-    public override ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        if (useFastPath)
-        {
-            long cached = ReadFastPath.TryReadScatter(handle, facts, buffers, fileOffset, Kind);
-            if (cached >= 0)
-            {
-                return new ValueTask<long>(cached);
-            }
-        }
-        Mechanism mechanism = Route(RequestKind.ReadScatter, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
-        return mechanism == Mechanism.Inline
-            ? SyncEngine.ReadScatter(handle, buffers, fileOffset, Kind)
-            : ReadScatter(handle, facts, mechanism, buffers, fileOffset, cancellationToken);
-    }
-
-    public override ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-    {
-        Mechanism mechanism = Route(RequestKind.WriteGather, facts, Router.TotalLength(buffers), fileOffset, useFastPath);
-        return mechanism switch
-        {
-            Mechanism.FastPath => WriteFastPath.WriteGather(handle, buffers, fileOffset, Kind),
-            Mechanism.Inline => SyncEngine.WriteGather(handle, buffers, fileOffset, Kind),
-            _ => WriteGather(handle, facts, mechanism, buffers, fileOffset, cancellationToken),
-        };
-    }
-
-    public override ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
-    {
-        ThreadPoolOperation operation = Rent();
-        operation.PrepareFlush(handle, cancellationToken);
-        return new ValueTask(Queue(operation, facts, Route(RequestKind.Flush, facts, 0, -1, useFastPath: false)), operation.Version);
-    }
-
-    // The executors: a request the router sent to a pool thread (Mechanism.Pool) or to a thread of its own (Mechanism.Blocking).
-
-    /// <summary>Runs a read the router of <paramref name="routedBy"/> sent here (its metrics carry that engine); <paramref name="prefix"/> bytes before <paramref name="buffer"/> were read already (the fast path) and count in the result.</summary>
-    internal ValueTask<int> Read(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, Memory<byte> buffer, long fileOffset, int prefix, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
-    {
-        ThreadPoolOperation operation = Rent(routedBy);
-        operation.PrepareRead(handle, buffer, fileOffset, prefix, cancellationToken);
-        return new ValueTask<int>(Queue(operation, facts, mechanism), operation.Version);
-    }
-
-    /// <summary>Runs a write the router sent here.</summary>
-    internal ValueTask Write(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
-    {
-        ThreadPoolOperation operation = Rent(routedBy);
-        operation.PrepareWrite(handle, buffer, fileOffset, cancellationToken);
-        return new ValueTask(Queue(operation, facts, mechanism), operation.Version);
-    }
-
-    /// <summary>Runs a scatter read the router sent here.</summary>
-    internal ValueTask<long> ReadScatter(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
-    {
-        ThreadPoolOperation operation = Rent(routedBy);
-        operation.PrepareReadScatter(handle, buffers, fileOffset, cancellationToken);
-        return new ValueTask<long>(Queue(operation, facts, mechanism), operation.Version);
-    }
-
-    /// <summary>Runs a gather write the router sent here.</summary>
-    internal ValueTask WriteGather(SafeFileHandle handle, HandleFacts facts, Mechanism mechanism, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken, IoEngine routedBy = IoEngine.ThreadPool)
-    {
-        ThreadPoolOperation operation = Rent(routedBy);
-        operation.PrepareWriteGather(handle, buffers, fileOffset, cancellationToken);
-        return new ValueTask(Queue(operation, facts, mechanism), operation.Version);
-    }
-
-    private Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
-        => Router.Route(kind, facts, length, fileOffset, useFastPath, Kind);
-
-    private ThreadPoolOperation Rent(IoEngine routedBy = IoEngine.ThreadPool)
+    /// <summary>
+    /// The executor of <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/> for every engine: runs
+    /// <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here (its metrics carry that engine).
+    /// </summary>
+    internal RequestTask RunOnWorker(in FileRequest request, Mechanism mechanism, IoEngine routedBy)
     {
         ThreadPoolOperation operation = _pool.TryRent() ?? new ThreadPoolOperation(_pool);
-        operation.RoutedBy = routedBy;
-        return operation;
+        operation.Prepare(request, routedBy);
+        short version = operation.Version;
+        Queue(operation, request.Facts, mechanism);
+        return RequestTask.Pending(operation, version);
     }
 
-    private static ThreadPoolOperation Queue(ThreadPoolOperation operation, HandleFacts facts, Mechanism mechanism)
+    private static void Queue(ThreadPoolOperation operation, HandleFacts facts, Mechanism mechanism)
     {
         if (mechanism == Mechanism.Blocking)
         {
@@ -153,6 +63,5 @@ internal sealed class ThreadPoolEngine : FileIoEngine
             operation.WaiterMayRun = true;
             System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
         }
-        return operation;
     }
 }

@@ -1,0 +1,85 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Engines.FastPath;
+
+namespace Spindle.Engines;
+
+/// <summary>
+/// One request as it travels from the public entry to the executor that runs it: what it asks for, its handle with the
+/// facts its caller learned once, where in the file, its buffers and its token. Built once, routed once
+/// (<see cref="Router"/>); every executor (<see cref="InlineExecutor"/>, the fast paths, the pool's, the ring's) takes
+/// this value rather than a method per kind of transfer.
+/// </summary>
+internal readonly struct FileRequest
+{
+    private FileRequest(RequestKind kind, SafeFileHandle handle, HandleFacts facts, long offset, long length, bool useFastPath, CancellationToken cancellationToken)
+    {
+        Kind = kind;
+        Handle = handle;
+        Facts = facts;
+        Offset = offset;
+        Length = length;
+        UseFastPath = useFastPath;
+        CancellationToken = cancellationToken;
+    }
+
+    /// <summary>What the request asks for: a read, a write, a scatter read, a gather write, a flush, a data sync or a durable write.</summary>
+    internal RequestKind Kind { get; }
+
+    internal SafeFileHandle Handle { get; }
+
+    /// <summary>What is known about <see cref="Handle"/>, learned once by whoever holds it.</summary>
+    internal HandleFacts Facts { get; }
+
+    /// <summary>Where in the file; negative when the handle has no position.</summary>
+    internal long Offset { get; }
+
+    /// <summary>The bytes the request transfers (0 for a flush or a data sync).</summary>
+    internal long Length { get; }
+
+    /// <summary>Whether the page-cache paths may serve it on the caller's thread (false once one failed, or when the caller opts out).</summary>
+    internal bool UseFastPath { get; }
+
+    internal CancellationToken CancellationToken { get; }
+
+    /// <summary>A read's destination.</summary>
+    internal Memory<byte> Destination { get; private init; }
+
+    /// <summary>A write's bytes, plain or durable.</summary>
+    internal ReadOnlyMemory<byte> Source { get; private init; }
+
+    /// <summary>A scatter read's destinations, in file order.</summary>
+    internal IReadOnlyList<Memory<byte>>? Destinations { get; private init; }
+
+    /// <summary>A gather write's buffers, in file order.</summary>
+    internal IReadOnlyList<ReadOnlyMemory<byte>>? Sources { get; private init; }
+
+    /// <summary>Bytes the page cache already served before the rest of a read went on (they count in its result).</summary>
+    internal int Prefix { get; private init; }
+
+    /// <summary>Whether the request writes bytes (plain, gathered or durable).</summary>
+    internal bool IsWrite => Kind is RequestKind.Write or RequestKind.WriteGather or RequestKind.WriteDurable;
+
+    internal static FileRequest Read(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long offset, bool useFastPath, CancellationToken cancellationToken)
+        => new(RequestKind.Read, handle, facts, offset, buffer.Length, useFastPath, cancellationToken) { Destination = buffer };
+
+    internal static FileRequest Write(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long offset, bool useFastPath, CancellationToken cancellationToken)
+        => new(RequestKind.Write, handle, facts, offset, buffer.Length, useFastPath, cancellationToken) { Source = buffer };
+
+    internal static FileRequest ReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long offset, bool useFastPath, CancellationToken cancellationToken)
+        => new(RequestKind.ReadScatter, handle, facts, offset, Router.TotalLength(buffers), useFastPath, cancellationToken) { Destinations = buffers };
+
+    internal static FileRequest WriteGather(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, bool useFastPath, CancellationToken cancellationToken)
+        => new(RequestKind.WriteGather, handle, facts, offset, Router.TotalLength(buffers), useFastPath, cancellationToken) { Sources = buffers };
+
+    /// <summary>An <c>fsync</c>, or with <paramref name="dataOnly"/> an <c>fdatasync</c>.</summary>
+    internal static FileRequest Sync(SafeFileHandle handle, HandleFacts facts, bool dataOnly, CancellationToken cancellationToken)
+        => new(dataOnly ? RequestKind.DataSync : RequestKind.Flush, handle, facts, -1, 0, useFastPath: false, cancellationToken);
+
+    /// <summary>A write whose bytes are on the device when it completes.</summary>
+    internal static FileRequest WriteDurable(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long offset, CancellationToken cancellationToken)
+        => new(RequestKind.WriteDurable, handle, facts, offset, buffer.Length, useFastPath: false, cancellationToken) { Source = buffer };
+
+    /// <summary>The rest of a read after the page cache served its first <paramref name="cached"/> bytes.</summary>
+    internal FileRequest After(int cached)
+        => new(Kind, Handle, Facts, Offset + cached, Length - cached, UseFastPath, CancellationToken) { Destination = Destination.Slice(cached), Prefix = Prefix + cached };
+}

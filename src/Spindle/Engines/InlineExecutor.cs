@@ -1,0 +1,62 @@
+using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
+using Spindle.Syscalls;
+
+namespace Spindle.Engines;
+
+/// <summary>
+/// The system call a request stands for, made on the calling thread: the <see cref="Mechanism.Inline"/> executor of
+/// every engine (memory-backed storage, calls that fail at once, the Sync engine), and the call a pool thread or a
+/// thread of Spindle's own makes for the requests sent there (<see cref="Call"/>).
+/// </summary>
+internal static class InlineExecutor
+{
+    /// <summary>Runs <paramref name="request"/> now; its error comes back in the task, as from any engine.</summary>
+    internal static RequestTask Run(in FileRequest request, IoEngine routedBy, IoMechanism ranOn = IoMechanism.Inline)
+    {
+        try
+        {
+            return RequestTask.Completed(Call(request, routedBy, ranOn));
+        }
+        catch (Exception e)
+        {
+            return RequestTask.Failed(e);
+        }
+    }
+
+    /// <summary>
+    /// The request's system call on this thread, its error thrown, counted by the meter under the engine whose router
+    /// sent it (<paramref name="routedBy"/>) and where it ran (<paramref name="ranOn"/>). A read's result counts the bytes
+    /// the page cache served before it (<see cref="FileRequest.Prefix"/>); a write's is 0.
+    /// </summary>
+    internal static long Call(in FileRequest request, IoEngine routedBy, IoMechanism ranOn)
+    {
+        SafeFileHandle handle = request.Handle;
+        switch (request.Kind)
+        {
+            case RequestKind.Read:
+                return request.Prefix + HandleIo.Read(handle, request.Destination.Span, request.Offset, routedBy, ranOn);
+            case RequestKind.Write:
+                HandleIo.Write(handle, request.Source.Span, request.Offset, routedBy, ranOn);
+                return 0;
+            case RequestKind.ReadScatter:
+                return HandleIo.ReadScatter(handle, request.Destinations!, request.Offset, routedBy, ranOn);
+            case RequestKind.WriteGather:
+                HandleIo.WriteGather(handle, request.Sources!, request.Offset, routedBy, ranOn);
+                return 0;
+            case RequestKind.WriteDurable:
+                DurableIo.WriteDurable(handle, request.Source.Span, request.Offset, ranOn);
+                return 0;
+            case RequestKind.DataSync:
+                DurableIo.FlushData(handle);
+                return 0;
+            default:
+                HandleIo.FlushToDisk(handle);
+                if (ranOn != IoMechanism.Inline)
+                {
+                    SpindleMetrics.Operation(routedBy, IoDirection.Write, 0, ranOn);
+                }
+                return 0;
+        }
+    }
+}

@@ -1,0 +1,48 @@
+namespace Spindle.Engines;
+
+/// <summary>
+/// What an executor gives back for a request, before the public entry gives it its type: the result at once, the
+/// error at once, or the pooled operation (a <see cref="TransferTaskSource"/>) that completes later. Every transfer's
+/// operation serves a <see cref="ValueTask{Int32}"/>, a <see cref="ValueTask{Int64}"/> and a <see cref="ValueTask"/>
+/// alike, so one executor entry serves reads, writes, scatter reads and gather writes.
+/// </summary>
+internal readonly struct RequestTask
+{
+    private readonly TransferTaskSource? _operation;
+    private readonly short _version;
+    private readonly long _result;
+    private readonly Exception? _error;
+
+    private RequestTask(TransferTaskSource? operation, short version, long result, Exception? error)
+    {
+        _operation = operation;
+        _version = version;
+        _result = result;
+        _error = error;
+    }
+
+    internal static RequestTask Completed(long result) => new(null, 0, result, null);
+
+    internal static RequestTask Failed(Exception error) => new(null, 0, 0, error);
+
+    /// <summary>An operation that completes later; <paramref name="version"/> was read before it was started.</summary>
+    internal static RequestTask Pending(TransferTaskSource operation, short version) => new(operation, version, 0, null);
+
+    /// <summary>As a read's task: the bytes read.</summary>
+    internal ValueTask<int> AsRead()
+        => _operation is not null ? new ValueTask<int>(_operation, _version)
+            : _error is null ? new ValueTask<int>((int)_result)
+            : ValueTask.FromException<int>(_error);
+
+    /// <summary>As a scatter read's task: the bytes read.</summary>
+    internal ValueTask<long> AsScatterRead()
+        => _operation is not null ? new ValueTask<long>(_operation, _version)
+            : _error is null ? new ValueTask<long>(_result)
+            : ValueTask.FromException<long>(_error);
+
+    /// <summary>As the task of a write, a flush or a sync: done, or its error.</summary>
+    internal ValueTask AsWrite()
+        => _operation is not null ? new ValueTask(_operation, _version)
+            : _error is null ? default
+            : ValueTask.FromException(_error);
+}

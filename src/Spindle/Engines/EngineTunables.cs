@@ -72,6 +72,9 @@ internal static class EngineTunables
     /// <summary>SQ entries of a synchronous batch's own ring: a batch of more goes in rounds of this many.</summary>
     internal const int OwnRingEntries = 32;
 
+    /// <summary>How often an asynchronous open of a FIFO for reading looks whether a writer that opened it has written yet.</summary>
+    internal const int FifoWriterLookMilliseconds = 5;
+
     /// <summary>How long an idle thread of Spindle's own (for handles that may wait for ever) lives before it retires.</summary>
     internal const int IdleThreadMilliseconds = 5_000;
 

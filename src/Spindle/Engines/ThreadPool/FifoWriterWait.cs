@@ -16,8 +16,6 @@ namespace Spindle.Engines.ThreadPool;
 /// <remarks>Rare enough to allocate (a task, a pipe, an eventfd and a registration per wait).</remarks>
 internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
 {
-    private const int LookMilliseconds = 5; // how often the wait looks for a writer that has not written yet
-
     private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly CancellationToken _cancellationToken;
     private readonly Sink _sink;
@@ -108,7 +106,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
         Exception? failure = null;
         while (true)
         {
-            int result = Libc.Poll(entries, 2, LookMilliseconds);
+            int result = Libc.Poll(entries, 2, EngineTunables.FifoWriterLookMilliseconds);
             if (result > 0)
             {
                 break;

@@ -44,8 +44,8 @@ internal abstract partial class FileIoEngine
         };
     }
 
-    /// <summary>The ring's executor; only the io_uring engine's router sends requests there.</summary>
-    private protected virtual RequestTask RunOnRing(in FileRequest request)
+    /// <summary>The ring's executor, whatever the router would choose; only the io_uring engine's router sends requests there.</summary>
+    internal virtual RequestTask RunOnRing(in FileRequest request)
         => throw new InvalidOperationException($"The {Kind} engine has no ring to run a {request.Kind} on.");
 
     /// <summary>A read of a raw handle; cached data may be served on the caller's thread unless the process switched the fast path off.</summary>

@@ -112,7 +112,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     /// (<see cref="RingSync"/>) or a durable write (<see cref="RingDurableWrite"/>), finishing what the fast path began
     /// (its prefix counts in a read's result).
     /// </summary>
-    private protected override RequestTask RunOnRing(in FileRequest request)
+    internal override RequestTask RunOnRing(in FileRequest request)
     {
         bool mayBlock = request.Facts.MayBlockIndefinitely;
         return request.Kind switch
@@ -122,13 +122,6 @@ internal sealed partial class IoUringEngine : FileIoEngine
             RequestKind.WriteDurable => Start(Operations.Rent(Operations.DurableWrites, mayBlock), request),
             _ => Start(Operations.Rent(Operations.Transfers, mayBlock), request),
         };
-    }
-
-    /// <summary>The ring's durable write, whatever the router would choose (tests call it directly).</summary>
-    internal ValueTask WriteDurableOnRingAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-    {
-        FileRequest request = FileRequest.WriteDurable(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
-        return Start(Operations.Rent(Operations.DurableWrites, request.Facts.MayBlockIndefinitely), request).AsWrite();
     }
 
     /// <summary>Prepares a rented operation for <paramref name="request"/> and starts it; one that cannot be prepared goes back to the pool and fails the task.</summary>

@@ -156,7 +156,4 @@ internal sealed partial class IoUringEngine : FileIoEngine
     }
 
     internal void RequestCancel(RingOperation operation, uint generation) => Thread.RequestCancel(operation, generation);
-
-    /// <summary>Slots whose operation is alive (pooled or in use); what a burst beyond the pool leaves behind is freed.</summary>
-    internal int LiveOperationSlots => Operations.LiveSlots;
 }

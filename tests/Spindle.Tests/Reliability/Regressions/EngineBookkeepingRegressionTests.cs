@@ -114,7 +114,7 @@ public class EngineBookkeepingRegressionTests
             Assert.All(counts, c => Assert.Equal(1, c));
 
             // What outlives the burst is at most what the pool keeps for reuse.
-            Assert.InRange(engine.LiveOperationSlots, 1, 4096);
+            Assert.InRange(engine.Operations.LiveSlots, 1, 4096);
         }
     }
 

@@ -118,5 +118,5 @@ public sealed record DispatchSettings(int Rounds, TimeSpan WarmupTime, TimeSpan 
     public static DispatchSettings Full { get; } = new(7, TimeSpan.FromMilliseconds(25), TimeSpan.FromMilliseconds(500), 256L << 20);
 
     /// <summary><c>--quick</c>: a few seconds per cell (fio's start-up, twice a round where C = 0, dominates).</summary>
-    public static DispatchSettings Quick { get; } = new(3, TimeSpan.FromMilliseconds(10), TimeSpan.FromMilliseconds(100), 64L << 20);
+    public static DispatchSettings Quick { get; } = new(3, TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(100), 64L << 20);
 }

@@ -109,7 +109,7 @@ public static class DispatchMatrix
 
 /// <summary>How long each dispatch cell measures.</summary>
 /// <param name="Rounds">Rounds; each runs every contender (and fio's engines where the continuation is 0) once, in a rotating order.</param>
-/// <param name="WarmupTime">Time each contender runs in one warm-up pass; passes go on until one compiled no method (JIT tiers, thread pool, ring).</param>
+/// <param name="WarmupTime">Time each contender runs in one warm-up pass; passes go on until two in a row compiled no method (JIT tiers, thread pool, ring).</param>
 /// <param name="RoundTime">One contender's time in one round; fio's <c>--runtime</c> too.</param>
 /// <param name="FileSize">Bytes the reads are spread over: small, so that the disk's size does not matter and setup is quick.</param>
 public sealed record DispatchSettings(int Rounds, TimeSpan WarmupTime, TimeSpan RoundTime, long FileSize)

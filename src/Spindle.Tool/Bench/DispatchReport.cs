@@ -14,7 +14,7 @@ public static class DispatchReport
     /// <summary>One line on how the cells were measured.</summary>
     public static string Method(DispatchMatrixResult matrix) => string.Create(CultureInfo.InvariantCulture,
         $"4 KiB random reads, N callers each looping {{ await read; spin C µs of CPU }}; warm-up passes of {matrix.Settings.WarmupTime.TotalSeconds:0.###} s per contender, "
-        + $"at least 32 and until a pass compiled no method (tier-1 code on both sides), then {matrix.Settings.Rounds} rounds of {matrix.Settings.RoundTime.TotalSeconds:0.##} s per contender, "
+        + $"at least 32 and until two in a row compiled no method (tier-1 code on both sides), then {matrix.Settings.Rounds} rounds of {matrix.Settings.RoundTime.TotalSeconds:0.##} s per contender, "
         + $"System.IO, Auto and (C = 0) fio io_uring and psync interleaved, medians; spin calibrated at {matrix.SpinIterationsPerMicrosecond:0.#} iterations/µs "
         + $"(a 100 µs spin took {matrix.SpinCheckNs / 1000:0.#} µs of thread CPU); 1core cells run in a child process pinned to one CPU");
 

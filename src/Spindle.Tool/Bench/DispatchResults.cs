@@ -46,7 +46,7 @@ public sealed class DispatchCellResult
     /// <summary>Why there is no fio figure where one was due, or "—".</summary>
     public string FioNote { get; init; } = "—";
 
-    /// <summary>Warm-up passes (every contender once) run before the rounds: until a pass compiled no method.</summary>
+    /// <summary>Warm-up passes (every contender once) run before the rounds: at least 32, until two in a row compiled no method.</summary>
     public int WarmupPasses { get; init; }
 
     /// <summary>Methods the JIT compiled while the callers of the measured rounds ran (0 in steady state): what the rounds still paid for compilation.</summary>

@@ -17,6 +17,7 @@ internal static class DispatchRunner
 
     private const int SamplesPerRound = 1 << 20;   // latencies kept per round; more reads are counted, not kept
     private const int MinWarmupPasses = 32;        // code run once per turn (two turns a pass) reaches tier 1 after 30 calls to tier-1-instrumented code and 30 more
+    private const int QuietWarmupPasses = 2;       // one quiet pass may only mean the compiler's thread got no CPU (a loaded core)
     private const int MaxWarmupPasses = 64;        // a cell whose compilation never settles is measured anyway, its count reported
 
     /// <summary>Measures <paramref name="cell"/> on <paramref name="target"/>; fio runs where the continuation is 0 and <paramref name="fio"/> is given.</summary>
@@ -84,8 +85,8 @@ internal static class DispatchRunner
 
     /// <summary>
     /// Runs the contenders in turn, each for the warm-up time, until at least <see cref="MinWarmupPasses"/>
-    /// passes ran and no method was compiled while the last one's callers ran (the paths of both have their tier-1 code), or
-    /// <see cref="MaxWarmupPasses"/> passes ran; returns the passes. The runtime compiles tier-1 code on a
+    /// passes ran and the last <see cref="QuietWarmupPasses"/> compiled no method while their callers ran (the
+    /// paths of both have their tier-1 code), or <see cref="MaxWarmupPasses"/> passes ran; returns the passes. The runtime compiles tier-1 code on a
     /// thread of its own after a method's 30th call: in a one-core cell that thread takes the core the reads
     /// need, and rounds measured before it is done compare compilation (more of it on Spindle's side, whose
     /// code is not precompiled as the runtime's is) rather than the paths. A pass that compiled nothing is not
@@ -94,6 +95,7 @@ internal static class DispatchRunner
     private static async Task<int> WarmUpAsync(DispatchCallers callers, DispatchSamples samples, DispatchSettings settings, CancellationToken cancellation)
     {
         var scratch = new Figures(1);
+        int quiet = 0; // passes in a row that compiled nothing
         for (int pass = 1; ; pass++)
         {
             long compiled = 0;
@@ -102,7 +104,8 @@ internal static class DispatchRunner
                 cancellation.ThrowIfCancellationRequested();
                 compiled += await MeasureTurnAsync(callers, samples, contender, settings.WarmupTime, scratch, 0).ConfigureAwait(false);
             }
-            if ((pass >= MinWarmupPasses && compiled == 0) || pass == MaxWarmupPasses)
+            quiet = compiled == 0 ? quiet + 1 : 0;
+            if ((pass >= MinWarmupPasses && quiet >= QuietWarmupPasses) || pass == MaxWarmupPasses)
             {
                 return pass;
             }

@@ -109,14 +109,14 @@ public static class DispatchMatrix
 
 /// <summary>How long each dispatch cell measures.</summary>
 /// <param name="Rounds">Rounds; each runs every contender (and fio's engines where the continuation is 0) once, in a rotating order.</param>
-/// <param name="WarmupTime">Time each contender runs before the rounds (JIT, thread pool, ring).</param>
+/// <param name="WarmupTime">Time each contender runs in one warm-up pass; passes go on until two in a row compiled no method (JIT tiers, thread pool, ring).</param>
 /// <param name="RoundTime">One contender's time in one round; fio's <c>--runtime</c> too.</param>
 /// <param name="FileSize">Bytes the reads are spread over: small, so that the disk's size does not matter and setup is quick.</param>
 public sealed record DispatchSettings(int Rounds, TimeSpan WarmupTime, TimeSpan RoundTime, long FileSize)
 {
     /// <summary>The full run: 7 rounds of half a second per contender (20–40 minutes for the whole matrix).</summary>
-    public static DispatchSettings Full { get; } = new(7, TimeSpan.FromMilliseconds(250), TimeSpan.FromMilliseconds(500), 256L << 20);
+    public static DispatchSettings Full { get; } = new(7, TimeSpan.FromMilliseconds(25), TimeSpan.FromMilliseconds(500), 256L << 20);
 
     /// <summary><c>--quick</c>: a few seconds per cell (fio's start-up, twice a round where C = 0, dominates).</summary>
-    public static DispatchSettings Quick { get; } = new(3, TimeSpan.FromMilliseconds(50), TimeSpan.FromMilliseconds(100), 64L << 20);
+    public static DispatchSettings Quick { get; } = new(3, TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(100), 64L << 20);
 }

@@ -13,7 +13,8 @@ public static class DispatchReport
 
     /// <summary>One line on how the cells were measured.</summary>
     public static string Method(DispatchMatrixResult matrix) => string.Create(CultureInfo.InvariantCulture,
-        $"4 KiB random reads, N callers each looping {{ await read; spin C µs of CPU }}; {matrix.Settings.Rounds} rounds of {matrix.Settings.RoundTime.TotalSeconds:0.##} s per contender, "
+        $"4 KiB random reads, N callers each looping {{ await read; spin C µs of CPU }}; warm-up passes of {matrix.Settings.WarmupTime.TotalSeconds:0.###} s per contender, "
+        + $"at least 32 and until two in a row compiled no method (tier-1 code on both sides), then {matrix.Settings.Rounds} rounds of {matrix.Settings.RoundTime.TotalSeconds:0.##} s per contender, "
         + $"System.IO, Auto and (C = 0) fio io_uring and psync interleaved, medians; spin calibrated at {matrix.SpinIterationsPerMicrosecond:0.#} iterations/µs "
         + $"(a 100 µs spin took {matrix.SpinCheckNs / 1000:0.#} µs of thread CPU); 1core cells run in a child process pinned to one CPU");
 
@@ -42,8 +43,9 @@ public static class DispatchReport
     /// <summary>CPU per read, p50 and p99 read latency and the worst single wait per cell, System.IO beside Auto (and the limit's CPU).</summary>
     public static TextTable CpuAndLatency(DispatchMatrixResult matrix)
     {
-        var table = new TextTable(["Cell", "CPU/op S.IO", "CPU/op Auto", "CPU/op limit", "p50 S.IO", "p50 Auto", "p99 S.IO", "p99 Auto", "Worst S.IO", "Worst Auto"],
-            [false, true, true, true, true, true, true, true, true, true]);
+        var table = new TextTable(["Cell", "CPU/op S.IO", "CPU/op Auto", "CPU/op limit", "p50 S.IO", "p50 Auto", "p99 S.IO", "p99 Auto", "Worst S.IO", "Worst Auto",
+                "Warm-up passes / methods compiled in rounds"],
+            [false, true, true, true, true, true, true, true, true, true, true]);
         foreach (DispatchCellResult cell in matrix.Cells)
         {
             if (cell.SystemIO is not { } s || cell.Auto is not { } a)
@@ -53,7 +55,7 @@ public static class DispatchReport
             table.Add(cell.Cell.Name, Units.Nanoseconds(s.CpuNsPerOperation), Units.Nanoseconds(a.CpuNsPerOperation),
                 cell.Limit is { } limit ? Units.Nanoseconds(limit.CpuNsPerOperation) : Dash,
                 Units.Nanoseconds(s.P50Ns), Units.Nanoseconds(a.P50Ns), Units.Nanoseconds(s.P99Ns), Units.Nanoseconds(a.P99Ns),
-                Units.Nanoseconds(s.WorstWaitNs), Units.Nanoseconds(a.WorstWaitNs));
+                Units.Nanoseconds(s.WorstWaitNs), Units.Nanoseconds(a.WorstWaitNs), $"{cell.WarmupPasses} / {cell.MethodsCompiledInRounds}");
         }
         return table;
     }
@@ -167,6 +169,8 @@ public static class DispatchReport
                 ["limitEngine"] = cell.LimitEngine,
                 ["autoShareOfLimit"] = Number(cell.ShareOfLimit),
                 ["fioNote"] = cell.FioNote,
+                ["warmupPasses"] = cell.WarmupPasses,
+                ["methodsCompiledInRounds"] = cell.MethodsCompiledInRounds,
                 ["targets"] = targets,
             });
         }

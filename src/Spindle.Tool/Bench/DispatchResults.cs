@@ -46,6 +46,12 @@ public sealed class DispatchCellResult
     /// <summary>Why there is no fio figure where one was due, or "—".</summary>
     public string FioNote { get; init; } = "—";
 
+    /// <summary>Warm-up passes (every contender once) run before the rounds: at least 32, until two in a row compiled no method.</summary>
+    public int WarmupPasses { get; init; }
+
+    /// <summary>Methods the JIT compiled while the callers of the measured rounds ran (0 in steady state): what the rounds still paid for compilation.</summary>
+    public long MethodsCompiledInRounds { get; init; }
+
     /// <summary>System.IO's figures, or null.</summary>
     public DispatchContenderResult? SystemIO => Results.FirstOrDefault(r => r.Contender == Contender.SystemIO);
 

@@ -1,3 +1,4 @@
+using System.Runtime;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Workloads;
 using Spindle.Workloads.Dispatch;
@@ -15,6 +16,9 @@ internal static class DispatchRunner
     public static readonly IReadOnlyList<Contender> Contenders = [Contender.SystemIO, Contender.SpindleAuto];
 
     private const int SamplesPerRound = 1 << 20;   // latencies kept per round; more reads are counted, not kept
+    private const int MinWarmupPasses = 32;        // code run once per turn (two turns a pass) reaches tier 1 after 30 calls to tier-1-instrumented code and 30 more
+    private const int QuietWarmupPasses = 2;       // one quiet pass may only mean the compiler's thread got no CPU (a loaded core)
+    private const int MaxWarmupPasses = 64;        // a cell whose compilation never settles is measured anyway, its count reported
 
     /// <summary>Measures <paramref name="cell"/> on <paramref name="target"/>; fio runs where the continuation is 0 and <paramref name="fio"/> is given.</summary>
     public static async Task<DispatchCellResult> MeasureAsync(DispatchCell cell, DispatchTarget target, DispatchSettings settings, double spinRate,
@@ -28,17 +32,15 @@ internal static class DispatchRunner
             Warm(handle, target.Size);
         }
         using var callers = new DispatchCallers(handle, target.Size, cell.InFlight, CpuSpin.Iterations(cell.SpinMicroseconds, spinRate));
-        foreach (Contender contender in Contenders)
-        {
-            await callers.RunAsync(contender, settings.WarmupTime, samples: null).ConfigureAwait(false);
-        }
+        var samples = new DispatchSamples(SamplesPerRound);
+        int warmupPasses = await WarmUpAsync(callers, samples, settings, cancellation).ConfigureAwait(false);
+        long compiledInRounds = 0;
 
         bool fioDue = cell.SpinMicroseconds == 0;
         FioRounds? uring = fioDue && fio is not null ? new FioRounds(fio, FioJob(target, cell.InFlight, "io_uring"), settings.RoundTime) : null;
         FioRounds? psync = fioDue && fio is not null ? new FioRounds(fio, FioJob(target, cell.InFlight, "psync"), settings.RoundTime) : null;
         int rounds = settings.Rounds;
         var figures = Contenders.Select(_ => new Figures(rounds)).ToArray();
-        var samples = new DispatchSamples(SamplesPerRound);
         int turns = Contenders.Count + (uring is null ? 0 : 2);
         for (int round = 0; round < rounds; round++)
         {
@@ -51,11 +53,7 @@ internal static class DispatchRunner
                     await (i == Contenders.Count ? uring! : psync!).RunAsync(cancellation).ConfigureAwait(false);
                     continue;
                 }
-                samples.Clear();
-                long cpuBefore = ProcessCpu.Nanoseconds();
-                DispatchRound measured = await callers.RunAsync(Contenders[i], settings.RoundTime, samples).ConfigureAwait(false);
-                long cpuAfter = ProcessCpu.Nanoseconds();
-                figures[i].Add(round, measured, cpuBefore < 0 || cpuAfter < 0 ? double.NaN : (double)(cpuAfter - cpuBefore), samples.Samples);
+                compiledInRounds += await MeasureTurnAsync(callers, samples, Contenders[i], settings.RoundTime, figures[i], round).ConfigureAwait(false);
             }
         }
         return new DispatchCellResult
@@ -67,6 +65,8 @@ internal static class DispatchRunner
             FioIoUring = uring?.Median,
             FioPsync = psync?.Median,
             FioNote = !fioDue ? "—" : fio is null ? noFio : uring!.Failure ?? psync!.Failure ?? "—",
+            WarmupPasses = warmupPasses,
+            MethodsCompiledInRounds = compiledInRounds,
         };
     }
 
@@ -81,6 +81,49 @@ internal static class DispatchRunner
         {
             ExtraArguments = uring ? [] : [$"--numjobs={inFlight}", "--thread", "--group_reporting"],
         };
+    }
+
+    /// <summary>
+    /// Runs the contenders in turn, each for the warm-up time, until at least <see cref="MinWarmupPasses"/>
+    /// passes ran and the last <see cref="QuietWarmupPasses"/> compiled no method while their callers ran (the
+    /// paths of both have their tier-1 code), or <see cref="MaxWarmupPasses"/> passes ran; returns the passes. The runtime compiles tier-1 code on a
+    /// thread of its own after a method's 30th call: in a one-core cell that thread takes the core the reads
+    /// need, and rounds measured before it is done compare compilation (more of it on Spindle's side, whose
+    /// code is not precompiled as the runtime's is) rather than the paths. A pass that compiled nothing is not
+    /// enough alone: code run once per turn is still on its way to tier 1 then.
+    /// </summary>
+    private static async Task<int> WarmUpAsync(DispatchCallers callers, DispatchSamples samples, DispatchSettings settings, CancellationToken cancellation)
+    {
+        var scratch = new Figures(1);
+        int quiet = 0; // passes in a row that compiled nothing
+        for (int pass = 1; ; pass++)
+        {
+            long compiled = 0;
+            foreach (Contender contender in Contenders)
+            {
+                cancellation.ThrowIfCancellationRequested();
+                compiled += await MeasureTurnAsync(callers, samples, contender, settings.WarmupTime, scratch, 0).ConfigureAwait(false);
+            }
+            quiet = compiled == 0 ? quiet + 1 : 0;
+            if ((pass >= MinWarmupPasses && quiet >= QuietWarmupPasses) || pass == MaxWarmupPasses)
+            {
+                return pass;
+            }
+        }
+    }
+
+    // One contender's turn, the same code in warm-up and rounds (a round runs nothing the warm-up did not); returns the
+    // methods the JIT compiled while the callers ran.
+    private static async Task<long> MeasureTurnAsync(DispatchCallers callers, DispatchSamples samples, Contender contender, TimeSpan duration, Figures figures, int round)
+    {
+        samples.Clear();
+        long compiledBefore = JitInfo.GetCompiledMethodCount();
+        long cpuBefore = ProcessCpu.Nanoseconds();
+        DispatchRound measured = await callers.RunAsync(contender, duration, samples).ConfigureAwait(false);
+        long cpuAfter = ProcessCpu.Nanoseconds();
+        long compiled = JitInfo.GetCompiledMethodCount() - compiledBefore;
+        figures.Add(round, measured, cpuBefore < 0 || cpuAfter < 0 ? double.NaN : (double)(cpuAfter - cpuBefore), samples.Samples);
+        return compiled;
     }
 
     private static void Warm(SafeFileHandle handle, long length)

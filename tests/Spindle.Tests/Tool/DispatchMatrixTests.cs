@@ -108,6 +108,9 @@ public class DispatchMatrixTests(ITestOutputHelper output)
                 }
             }
             Assert.True(cell.GetProperty("autoRatio").GetDouble() > 0);
+            // Both contenders warmed up until they ran tier-1 code: at least 32 passes, at most 64.
+            Assert.InRange(cell.GetProperty("warmupPasses").GetInt32(), 32, 64);
+            Assert.True(cell.GetProperty("methodsCompiledInRounds").GetInt64() >= 0, name);
             string[] targets = [.. cell.GetProperty("targets").EnumerateArray().Select(t => t.GetProperty("target").GetString()!)];
             Assert.Contains(targets, t => t.StartsWith("Auto ops/s ≥", StringComparison.Ordinal) && t.EndsWith("× System.IO's", StringComparison.Ordinal));
             Assert.Contains("Auto worst wait ≤ System.IO's", targets);
@@ -136,6 +139,7 @@ public class DispatchMatrixTests(ITestOutputHelper output)
         string markdown = File.ReadAllText(dir.File("bench-report.md"));
         Assert.Contains("## Dispatch matrix", markdown);
         Assert.Contains("### Dispatch targets (Spindle Auto)", markdown);
+        Assert.Contains("Warm-up passes / methods compiled in rounds", markdown);
         foreach (JsonElement cell in cells)
         {
             Assert.Contains($"| {cell.GetProperty("name").GetString()} |", markdown);

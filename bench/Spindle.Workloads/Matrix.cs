@@ -62,8 +62,8 @@ public static class Matrix
             yield return new FileStreamCopyToFile(async: false, file);
             yield return new FileStreamCopyToFile(async: true, file);
         }
-        yield return new FileStreamTransfer(Direction.Read, async: true, 1_000_000, 8_000, FileOptions.Asynchronous, name: "Seed001.ReadAsync(1 MB, 8 kB, useAsync)");
-        yield return new FileStreamTransfer(Direction.Write, async: true, 1_000_000, 8_000, FileOptions.Asynchronous, name: "Seed001.WriteAsync(1 MB, 8 kB, useAsync)");
+        yield return new FileStreamTransfer(Direction.Read, async: true, 1_000_000, 8_000, FileOptions.Asynchronous, name: "Net6Post.ReadAsync(1 MB, 8 kB, useAsync)");
+        yield return new FileStreamTransfer(Direction.Write, async: true, 1_000_000, 8_000, FileOptions.Asynchronous, name: "Net6Post.WriteAsync(1 MB, 8 kB, useAsync)");
         (long File, int Block)[] randomAccess = [(Units.MiB, 4 * Units.KiB), (large, 16 * Units.KiB)];
         foreach ((long file, int block) in randomAccess)
         {

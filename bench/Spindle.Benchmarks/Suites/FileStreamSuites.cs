@@ -140,8 +140,8 @@ public class FileStreamCopyToFileSuite : AsyncWorkloadSuite
     protected override Workload CreateRow() => new FileStreamCopyToFile(Async, FileSize);
 }
 
-/// <summary>Seed 001: a 1 MB file read and written with an 8 kB buffer, <c>useAsync: true</c>, bufferSize 4096.</summary>
-public class Seed001 : AsyncWorkloadSuite
+/// <summary>The 1 MB benchmark of the .NET 6 file I/O post: a 1 MB file read and written with an 8 kB buffer, <c>useAsync: true</c>, bufferSize 4096.</summary>
+public class Net6Post : AsyncWorkloadSuite
 {
     /// <summary>ReadAsync or WriteAsync.</summary>
     [Params(Direction.Read, Direction.Write)]
@@ -149,5 +149,5 @@ public class Seed001 : AsyncWorkloadSuite
 
     /// <inheritdoc />
     protected override Workload CreateRow() => new FileStreamTransfer(Direction, async: true, 1_000_000, 8_000, FileOptions.Asynchronous,
-        name: $"Seed001.{Direction}Async(1 MB, 8 kB, useAsync)");
+        name: $"Net6Post.{Direction}Async(1 MB, 8 kB, useAsync)");
 }

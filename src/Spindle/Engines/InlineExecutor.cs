@@ -12,11 +12,11 @@ namespace Spindle.Engines;
 internal static class InlineExecutor
 {
     /// <summary>Runs <paramref name="request"/> now; its error comes back in the task, as from any engine.</summary>
-    internal static RequestTask Run(in FileRequest request, IoEngine routedBy, IoMechanism ranOn = IoMechanism.Inline)
+    internal static RequestTask Run(in FileRequest request, IoEngine routedBy)
     {
         try
         {
-            return RequestTask.Completed(Call(request, routedBy, ranOn));
+            return RequestTask.Completed(Call(request, routedBy, IoMechanism.Inline));
         }
         catch (Exception e)
         {

@@ -23,8 +23,15 @@ internal static class WriteFastPath
     /// <summary>The write or gather write, done now; errors come back in the task as from the engine.</summary>
     internal static RequestTask Run(in FileRequest request, IoEngine engine)
     {
-        RequestTask written = InlineExecutor.Run(request, engine, IoMechanism.FastPath);
-        SpindleMetrics.InlineWrite();
-        return written;
+        try
+        {
+            InlineExecutor.Call(request, engine, IoMechanism.FastPath);
+            SpindleMetrics.InlineWrite(); // writes done inline, not ones that failed
+            return RequestTask.Completed(0);
+        }
+        catch (Exception e)
+        {
+            return RequestTask.Failed(e);
+        }
     }
 }

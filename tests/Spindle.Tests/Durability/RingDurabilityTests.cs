@@ -26,6 +26,10 @@ public class RingDurabilityTests(ITestOutputHelper output)
     }
 
     // A ring of the test's own, so that its counters see only the test's requests.
+    // The ring's durable write, whatever the router would choose.
+    private static ValueTask WriteDurableOnRing(IoUringEngine engine, SafeFileHandle handle, byte[] data, long offset)
+        => engine.RunOnRing(FileRequest.WriteDurable(handle, HandleFacts.Of(handle), data, offset, CancellationToken.None)).AsWrite();
+
     private static IoUringEngine? PrivateEngine(bool linked)
     {
         if (Spindle.Tests.Infrastructure.PrivateEngine.Create() is not IoUringEngine engine)
@@ -99,7 +103,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
             byte[] data = Data(random.Next(1, 70_000), i);
             long offset = random.NextInt64(0, 200_000);
             System.IO.RandomAccess.Write(theirs, data, offset);
-            await engine.RunOnRing(FileRequest.WriteDurable(ours, HandleFacts.Of(ours), data, offset, CancellationToken.None)).AsWrite().AsTask().WaitAsync(Timeout);
+            await WriteDurableOnRing(engine, ours, data, offset).AsTask().WaitAsync(Timeout);
         }
         Assert.Equal(File.ReadAllBytes(dir.File("theirs")), File.ReadAllBytes(dir.File(name)));
     }
@@ -118,7 +122,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         using SafeFileHandle handle = SpindleFile.OpenHandle(dir.File("f"), FileMode.Create, FileAccess.ReadWrite);
         using (SyscallFaults.Arm((int)handle.DangerousGetHandle(), new ScriptedFaultPlan(SyscallFault.ShortTransfer, SyscallFault.Interrupt)))
         {
-            await engine.RunOnRing(FileRequest.WriteDurable(handle, HandleFacts.Of(handle), data, 0, CancellationToken.None)).AsWrite().AsTask().WaitAsync(Timeout);
+            await WriteDurableOnRing(engine, handle, data, 0).AsTask().WaitAsync(Timeout);
         }
         Assert.Equal(data, File.ReadAllBytes(dir.File("f")));
         // The short write, then (after the injected EINTR) the rest: two writes reached the kernel.
@@ -141,7 +145,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         {
             // The first write is short and (linked) the sync after it succeeds: that sync covers half the bytes, so it
             // is not success; the rest then fails.
-            IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.RunOnRing(FileRequest.WriteDurable(handle, HandleFacts.Of(handle), data, 0, CancellationToken.None)).AsWrite().AsTask().WaitAsync(Timeout));
+            IOException error = await Assert.ThrowsAsync<IOException>(async () => await WriteDurableOnRing(engine, handle, data, 0).AsTask().WaitAsync(Timeout));
             Assert.Equal(5, error.HResult & 0xFFFF); // EIO
         }
         Assert.Equal(1, linked ? EngineCounts.Of(engine.Thread).LinkedWriteSqes : EngineCounts.Of(engine.Thread).DataSyncWriteSqes);
@@ -166,7 +170,7 @@ public class RingDurabilityTests(ITestOutputHelper output)
         byte[] data = Data(2 << 20, 6);
         // The kernel writes what fits and returns a short count: with the linked pair that breaks the link and the sync
         // completes with -ECANCELED. The rest is written again and fails with ENOSPC; nothing is reported durable.
-        IOException error = await Assert.ThrowsAsync<IOException>(async () => await engine.RunOnRing(FileRequest.WriteDurable(handle, HandleFacts.Of(handle), data, 0, CancellationToken.None)).AsWrite().AsTask().WaitAsync(Timeout));
+        IOException error = await Assert.ThrowsAsync<IOException>(async () => await WriteDurableOnRing(engine, handle, data, 0).AsTask().WaitAsync(Timeout));
         Assert.Equal(28, error.HResult & 0xFFFF); // ENOSPC
         long length = new FileInfo(mount.File("f")).Length;
         Assert.InRange(length, 1, data.Length - 1);

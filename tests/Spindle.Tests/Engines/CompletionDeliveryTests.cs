@@ -150,6 +150,94 @@ public class CompletionDeliveryTests
     }
 
     [Fact]
+    public void Waiters_and_the_ring_race_for_queued_requests_and_each_request_runs_once()
+    {
+        // Threads waiting in GetResult take queued requests off the ring with a compare-and-swap while other threads
+        // drive the ring, place requests and cancel them. A request run twice, or by nobody, shows as a wrong byte, a
+        // wrong count, a hang, or an operation object handed to two requests at once (wrong bytes again).
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to race on.");
+            return;
+        }
+        const int Block = 4096;
+        const int Blocks = 512;
+        const int Rounds = 400;
+        using var dir = new TempDirectory();
+        string path = dir.File("data");
+        static byte Pattern(int block, int i) => (byte)(block * 13 + i * 5 + (block >> 3));
+        byte[] content = new byte[Blocks * Block];
+        for (int i = 0; i < content.Length; i++)
+        {
+            content[i] = Pattern(i / Block, i % Block);
+        }
+        File.WriteAllBytes(path, content);
+        using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.ReadWrite);
+        int wrong = 0, cancelled = 0;
+        var failures = new System.Collections.Concurrent.ConcurrentQueue<Exception>();
+
+        void Check(byte[] buffer, int count, int block)
+        {
+            if (count != Block || !buffer.AsSpan().SequenceEqual(content.AsSpan(block * Block, Block)))
+            {
+                Interlocked.Increment(ref wrong);
+            }
+        }
+
+        Thread[] threads = Enumerable.Range(0, 24).Select(t => new Thread(() =>
+        {
+            try
+            {
+                var random = new Random(t);
+                byte[] buffer = new byte[Block];
+                for (int round = 0; round < Rounds; round++)
+                {
+                    int block = random.Next(Blocks);
+                    if (t % 4 == 3)
+                    {
+                        // Writers put back the bytes already there, so every read can check them, and wait synchronously.
+                        content.AsSpan(block * Block, Block).CopyTo(buffer);
+                        engine.WriteAsync(handle, buffer, (long)block * Block, useFastPath: false, CancellationToken.None).GetAwaiter().GetResult();
+                        continue;
+                    }
+                    using var cancellation = new CancellationTokenSource();
+                    bool cancel = t % 4 == 2 && round % 3 == 0;
+                    Array.Clear(buffer);
+                    ValueTask<int> read = engine.ReadAsync(handle, buffer, (long)block * Block, useFastPath: false, cancel ? cancellation.Token : CancellationToken.None);
+                    if (cancel)
+                    {
+                        cancellation.Cancel(); // on the queue, in the kernel or done: each must end once
+                    }
+                    try
+                    {
+                        Check(buffer, t % 4 == 1 ? read.AsTask().GetAwaiter().GetResult() : read.GetAwaiter().GetResult(), block);
+                    }
+                    catch (OperationCanceledException) when (cancel)
+                    {
+                        Interlocked.Increment(ref cancelled);
+                    }
+                }
+            }
+            catch (Exception e)
+            {
+                failures.Enqueue(e);
+            }
+        })).ToArray();
+        foreach (Thread thread in threads)
+        {
+            thread.Start();
+        }
+        foreach (Thread thread in threads)
+        {
+            Assert.True(thread.Join(TimeSpan.FromSeconds(60)), "a waiter never got its request's end");
+        }
+        Assert.Empty(failures);
+        Assert.Equal(0, wrong);
+        Assert.Equal(content, File.ReadAllBytes(path));
+        Console.WriteLine($"{cancelled} of {6 * ((Rounds + 2) / 3)} cancelled reads ended cancelled; every other read had its bytes.");
+    }
+
+    [Fact]
     public void GetResult_before_completion_waits_for_the_result_on_the_thread_pool_engine()
     {
         // System.IO's tasks allow sync-over-async on the ValueTask itself; the engine Auto falls back to must too.

@@ -164,10 +164,10 @@ internal sealed unsafe class RingDriver
             {
                 continue; // the first CQE of a write linked to its sync: the operation waits for the second
             }
-            operation.State = RingOperation.OperationState.Queued;
+            // Still InKernel while its result is handled, so that its waiter cannot take it meanwhile.
             if (operation.OnCompletion(result))
             {
-                _retries.Enqueue((operation, operation.Generation));
+                Retry(operation);
             }
             else
             {
@@ -214,8 +214,12 @@ internal sealed unsafe class RingDriver
             }
             if (target.State == RingOperation.OperationState.Queued)
             {
-                // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later.
-                target.Cancel();
+                // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later. When the claim
+                // fails its waiter runs it, and sees the cancellation there.
+                if (target.TryClaim(RingOperation.OperationState.InKernel))
+                {
+                    target.Cancel();
+                }
                 continue;
             }
             // Only an operation the kernel holds needs ASYNC_CANCEL.
@@ -250,7 +254,7 @@ internal sealed unsafe class RingDriver
             if (operation.CancelRequested)
             {
                 _retries.Dequeue();
-                operation.Cancel();
+                CancelQueued(operation);
                 continue;
             }
             if (!HasRoomFor(operation) || !TryPlace(operation))
@@ -279,7 +283,7 @@ internal sealed unsafe class RingDriver
         {
             if (operation.CancelRequested)
             {
-                operation.Cancel();
+                CancelQueued(operation);
                 continue;
             }
             if (!TryPlace(operation))
@@ -306,8 +310,34 @@ internal sealed unsafe class RingDriver
         return _cancels.TryDequeue(out cancel);
     }
 
+    // A queued operation cancelled before it went in completes now, unless its waiter took it to run (and sees the cancellation there).
+    private static void CancelQueued(RingOperation operation)
+    {
+        if (operation.TryClaim(RingOperation.OperationState.InKernel))
+        {
+            operation.Cancel();
+        }
+    }
+
+    private void Retry(RingOperation operation)
+    {
+        operation.Requeue();
+        _retries.Enqueue((operation, operation.Generation));
+    }
+
+    // Fills the operation's SQEs; false only when the SQ ring has no room for them. An operation its waiter took to run
+    // itself (a failed claim) is done with here, as if placed.
     private bool TryPlace(RingOperation operation)
     {
+        int sqes = operation.SqeCount; // 2 for a write linked to its sync
+        if (_ring.FreeSqes < sqes)
+        {
+            return false;
+        }
+        if (!operation.TryClaim(RingOperation.OperationState.InKernel))
+        {
+            return true;
+        }
         if (SyscallSeam.Enabled)
         {
             int injected = operation.DecideFault();
@@ -316,21 +346,12 @@ internal sealed unsafe class RingDriver
                 // The test seam answers for the kernel, as a CQE with -errno would.
                 if (operation.OnCompletion(-injected))
                 {
-                    _retries.Enqueue((operation, operation.Generation));
+                    Retry(operation);
                 }
                 return true;
             }
         }
-        int sqes = operation.SqeCount; // 2 for a write linked to its sync
-        if (sqes > 1 && _ring.FreeSqes < sqes)
-        {
-            return false;
-        }
-        IoUringSqe* sqe = _ring.TryGetSqe();
-        if (sqe == null)
-        {
-            return false;
-        }
+        IoUringSqe* sqe = _ring.TryGetSqe(); // not null: only the thread that drives the ring takes SQEs
         operation.FillSqe(sqe);
         if (SyscallSeam.Enabled)
         {
@@ -340,7 +361,6 @@ internal sealed unsafe class RingDriver
         {
             operation.FillLinkedSqe(_ring.TryGetSqe());
         }
-        operation.State = RingOperation.OperationState.InKernel;
         _inFlight += sqes;
         EngineProbe.Current?.SqesInFlight(_engine.Thread, _inFlight);
         LaneOf(operation).InFlight += sqes;

@@ -60,8 +60,21 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>Bumped on every reuse, so that a late cancellation cannot hit the next operation.</summary>
     internal uint Generation { get; private set; }
 
-    /// <summary>Where the operation is; written by the caller before queueing, then by the ring thread only.</summary>
-    internal OperationState State { get; set; }
+    private int _state; // OperationState: Queued is left only by a compare-and-swap (TryClaim)
+
+    /// <summary>
+    /// Where the operation is. The caller sets <see cref="OperationState.Queued"/> before queueing; from there exactly one
+    /// thread takes it, without a lock: the thread that drives the ring (to place its SQE, or to cancel it) or the thread
+    /// waiting for it in <c>GetResult</c> (to run it itself).
+    /// </summary>
+    internal OperationState State => (OperationState)Volatile.Read(ref _state);
+
+    /// <summary>Takes the queued operation for <paramref name="owner"/>'s use; false when another thread took it first.</summary>
+    internal bool TryClaim(OperationState owner)
+        => Interlocked.CompareExchange(ref _state, (int)owner, (int)OperationState.Queued) == (int)OperationState.Queued;
+
+    /// <summary>The ring handled a CQE and the operation needs another SQE (a short transfer, EINTR): it waits to go in again.</summary>
+    internal void Requeue() => Volatile.Write(ref _state, (int)OperationState.Queued);
 
     /// <summary>
     /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
@@ -172,7 +185,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     internal void Arm(CancellationToken cancellationToken)
     {
-        State = OperationState.Queued;
+        _state = (int)OperationState.Queued;
         _delivery = InFlight;
         _cancellationToken = cancellationToken;
         if (cancellationToken.CanBeCanceled)
@@ -276,7 +289,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         _registration = default;
         _cancellationToken = default;
         ReleaseResources();
-        State = OperationState.Idle;
+        Volatile.Write(ref _state, (int)OperationState.Idle);
         _result = result;
         _error = error;
         if (!MayBlock)
@@ -357,7 +370,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         {
             case InFlight:
                 EngineProbe.Current?.Waiting(_engine.Thread, 1);
-                if (WaiterMayRun && _engine.Thread.TryTakeBeforeKernel(this))
+                if (WaiterMayRun && TryClaim(OperationState.RunHere))
                 {
                     RunHere();
                 }

@@ -370,24 +370,6 @@ internal sealed unsafe class RingThread
         return true;
     }
 
-    /// <summary>
-    /// Takes <paramref name="operation"/> off the ring while it waits to go in (queued, held for the next reaper, or
-    /// waiting for a retry), so that the thread waiting for it runs it itself; false once it is in the kernel. Under the
-    /// gate, where requests are placed: the lane's entry is then stale, and the ring skips it.
-    /// </summary>
-    internal bool TryTakeBeforeKernel(RingOperation operation)
-    {
-        lock (_gate)
-        {
-            if (operation.State != RingOperation.OperationState.Queued)
-            {
-                return false;
-            }
-            operation.State = RingOperation.OperationState.RunHere;
-            return true;
-        }
-    }
-
     /// <summary>Called by the thread that ran a continuation run's last step: the ring's thread takes the polling role again when nobody else will.</summary>
     internal void DrainEnded()
     {

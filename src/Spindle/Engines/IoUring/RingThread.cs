@@ -158,6 +158,9 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal static bool HeldBackLong => t_heldSince != 0 && System.Diagnostics.Stopwatch.GetTimestamp() - t_heldSince >= s_batchWindowTicks;
 
+    /// <summary>Whether the run of continuations on this thread holds back a request now.</summary>
+    internal static bool HoldsBack => t_heldSince != 0;
+
     /// <summary>What the run of continuations on this thread held back has been submitted.</summary>
     internal static void ReleaseHeld() => t_heldSince = 0;
 
@@ -308,6 +311,9 @@ internal sealed unsafe class RingThread
 
     /// <summary>Regular-file and block-device requests in the kernel now (any thread; a snapshot).</summary>
     internal int RegularInFlight => _driver.RegularInFlight;
+
+    /// <summary>Regular-file and block-device requests queued and not yet placed (any thread; a snapshot).</summary>
+    internal int QueuedRegular => _driver.Queued;
 
     // Regular-file and block-device requests in the kernel or waiting to go in: each will complete soon.
     private bool HasRegularWork => _driver.RegularInFlight > 0 || _driver.Queued > 0;

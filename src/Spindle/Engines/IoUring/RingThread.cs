@@ -289,7 +289,9 @@ internal sealed unsafe class RingThread
         Completions.Post(operation, operation.Generation);
     }
 
-    // Inline completions run on the thread that reaped them, once it let go of the gate.
+    // Inline completions run on the thread that reaped them, once it let go of the gate. Never inlined: tests tell a
+    // callback run here from one handed to the pool by this frame.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     private void RunInline()
     {
         while (_inline.TryDequeue(out RingOperation? operation))

@@ -49,7 +49,7 @@ internal sealed class PendingLane
     internal int Queued => Volatile.Read(ref _queued);
 
     /// <summary>The next live entry (ring thread); stale entries of completed operations are dropped.</summary>
-    internal bool TryTake(out RingOperation operation)
+    internal bool TryTake(out RingOperation operation, out uint generation)
     {
         while (true)
         {
@@ -62,6 +62,7 @@ internal sealed class PendingLane
             else if (!_queue.TryDequeue(out entry))
             {
                 operation = null!;
+                generation = 0;
                 return false;
             }
             else
@@ -71,11 +72,12 @@ internal sealed class PendingLane
             if (entry.Operation.Generation == entry.Generation && entry.Operation.State == RingOperation.OperationState.Queued)
             {
                 operation = entry.Operation;
+                generation = entry.Generation;
                 return true;
             }
         }
     }
 
     /// <summary>Puts back the operation just taken, to be placed first next time (ring thread).</summary>
-    internal void CarryOver(RingOperation operation) => _carried = (operation, operation.Generation);
+    internal void CarryOver(RingOperation operation, uint generation) => _carried = (operation, generation);
 }

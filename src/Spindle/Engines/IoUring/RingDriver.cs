@@ -216,7 +216,7 @@ internal sealed unsafe class RingDriver
             {
                 // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later. When the claim
                 // fails its waiter runs it, and sees the cancellation there.
-                if (target.TryClaim(RingOperation.OperationState.InKernel))
+                if (target.TryClaim(RingOperation.OperationState.InKernel, cancel.Generation))
                 {
                     target.Cancel();
                 }
@@ -238,7 +238,7 @@ internal sealed unsafe class RingDriver
                 }
                 sqe->Opcode = IORING_OP_ASYNC_CANCEL;
                 sqe->Fd = -1;
-                sqe->Address = target.UserData;
+                sqe->Address = ((ulong)cancel.Generation << 32) | (uint)target.Id;
                 sqe->UserData = CancelTag;
                 _inFlight++;
             }
@@ -254,10 +254,10 @@ internal sealed unsafe class RingDriver
             if (operation.CancelRequested)
             {
                 _retries.Dequeue();
-                CancelQueued(operation);
+                CancelQueued(operation, generation);
                 continue;
             }
-            if (!HasRoomFor(operation) || !TryPlace(operation))
+            if (!HasRoomFor(operation) || !TryPlace(operation, generation))
             {
                 break;
             }
@@ -279,16 +279,16 @@ internal sealed unsafe class RingDriver
     /// <summary>Places a lane's operations while it has room; false when the SQ ring is full.</summary>
     private bool Place(PendingLane lane)
     {
-        while (lane.HasRoom && lane.TryTake(out RingOperation operation))
+        while (lane.HasRoom && lane.TryTake(out RingOperation operation, out uint generation))
         {
             if (operation.CancelRequested)
             {
-                CancelQueued(operation);
+                CancelQueued(operation, generation);
                 continue;
             }
-            if (!TryPlace(operation))
+            if (!TryPlace(operation, generation))
             {
-                lane.CarryOver(operation);
+                lane.CarryOver(operation, generation);
                 return false;
             }
         }
@@ -311,9 +311,9 @@ internal sealed unsafe class RingDriver
     }
 
     // A queued operation cancelled before it went in completes now, unless its waiter took it to run (and sees the cancellation there).
-    private static void CancelQueued(RingOperation operation)
+    private static void CancelQueued(RingOperation operation, uint generation)
     {
-        if (operation.TryClaim(RingOperation.OperationState.InKernel))
+        if (operation.TryClaim(RingOperation.OperationState.InKernel, generation))
         {
             operation.Cancel();
         }
@@ -327,16 +327,16 @@ internal sealed unsafe class RingDriver
 
     // Fills the operation's SQEs; false only when the SQ ring has no room for them. An operation its waiter took to run
     // itself (a failed claim) is done with here, as if placed.
-    private bool TryPlace(RingOperation operation)
+    private bool TryPlace(RingOperation operation, uint generation)
     {
         int sqes = operation.SqeCount; // 2 for a write linked to its sync
         if (_ring.FreeSqes < sqes)
         {
             return false;
         }
-        if (!operation.TryClaim(RingOperation.OperationState.InKernel))
+        if (!operation.TryClaim(RingOperation.OperationState.InKernel, generation))
         {
-            return true;
+            return true; // its waiter took it (or it completed and is in use again: the entry is stale)
         }
         if (SyscallSeam.Enabled)
         {

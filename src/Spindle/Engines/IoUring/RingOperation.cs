@@ -58,23 +58,36 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     internal int Id { get; }
 
     /// <summary>Bumped on every reuse, so that a late cancellation cannot hit the next operation.</summary>
-    internal uint Generation { get; private set; }
+    internal uint Generation => (uint)((ulong)Volatile.Read(ref _stamp) >> 32);
 
-    private int _state; // OperationState: Queued is left only by a compare-and-swap (TryClaim)
+    // Generation << 32 | OperationState, in one word: Queued is left only by a compare-and-swap of both (TryClaim), so
+    // that a thread holding a stale queue entry cannot take the object's next use.
+    private long _stamp;
 
     /// <summary>
     /// Where the operation is. The caller sets <see cref="OperationState.Queued"/> before queueing; from there exactly one
     /// thread takes it, without a lock: the thread that drives the ring (to place its SQE, or to cancel it) or the thread
     /// waiting for it in <c>GetResult</c> (to run it itself).
     /// </summary>
-    internal OperationState State => (OperationState)Volatile.Read(ref _state);
+    internal OperationState State => (OperationState)(byte)Volatile.Read(ref _stamp);
 
-    /// <summary>Takes the queued operation for <paramref name="owner"/>'s use; false when another thread took it first.</summary>
-    internal bool TryClaim(OperationState owner)
-        => Interlocked.CompareExchange(ref _state, (int)owner, (int)OperationState.Queued) == (int)OperationState.Queued;
+    /// <summary>
+    /// Takes the operation for <paramref name="owner"/>'s use while it is queued as <paramref name="generation"/>; false
+    /// when another thread took it first, or it has completed (and perhaps been reused) since.
+    /// </summary>
+    internal bool TryClaim(OperationState owner, uint generation)
+    {
+        long queued = Stamp(generation, OperationState.Queued);
+        return Interlocked.CompareExchange(ref _stamp, Stamp(generation, owner), queued) == queued;
+    }
 
     /// <summary>The ring handled a CQE and the operation needs another SQE (a short transfer, EINTR): it waits to go in again.</summary>
-    internal void Requeue() => Volatile.Write(ref _state, (int)OperationState.Queued);
+    internal void Requeue() => SetState(OperationState.Queued);
+
+    private static long Stamp(uint generation, OperationState state) => (long)((ulong)generation << 32 | (byte)state);
+
+    // Only the thread that owns the operation now writes its state.
+    private void SetState(OperationState state) => Volatile.Write(ref _stamp, Stamp(Generation, state));
 
     /// <summary>
     /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
@@ -162,7 +175,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>Starts a use of the object: a new generation, the handle referenced (or a bare descriptor when <paramref name="handle"/> is null).</summary>
     private protected void Begin(SafeFileHandle? handle, int fd, long offset)
     {
-        Generation++;
+        Volatile.Write(ref _stamp, Stamp(Generation + 1, OperationState.Idle));
         _offset = offset;
         _transferred = 0;
         _cancelRequested = false;
@@ -185,7 +198,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     internal void Arm(CancellationToken cancellationToken)
     {
-        _state = (int)OperationState.Queued;
+        SetState(OperationState.Queued);
         _delivery = InFlight;
         _cancellationToken = cancellationToken;
         if (cancellationToken.CanBeCanceled)
@@ -289,7 +302,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         _registration = default;
         _cancellationToken = default;
         ReleaseResources();
-        Volatile.Write(ref _state, (int)OperationState.Idle);
+        SetState(OperationState.Idle);
         _result = result;
         _error = error;
         if (!MayBlock)
@@ -370,7 +383,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         {
             case InFlight:
                 EngineProbe.Current?.Waiting(_engine.Thread, 1);
-                if (WaiterMayRun && TryClaim(OperationState.RunHere))
+                if (WaiterMayRun && TryClaim(OperationState.RunHere, Generation))
                 {
                     RunHere();
                 }

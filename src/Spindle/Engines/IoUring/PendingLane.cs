@@ -69,7 +69,7 @@ internal sealed class PendingLane
             {
                 Interlocked.Decrement(ref _queued);
             }
-            if (entry.Operation.Generation == entry.Generation && entry.Operation.State == RingOperation.OperationState.Queued)
+            if (entry.Operation.IsQueued(entry.Generation))
             {
                 operation = entry.Operation;
                 generation = entry.Generation;

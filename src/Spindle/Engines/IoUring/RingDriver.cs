@@ -238,7 +238,7 @@ internal sealed unsafe class RingDriver
                 }
                 sqe->Opcode = IORING_OP_ASYNC_CANCEL;
                 sqe->Fd = -1;
-                sqe->Address = ((ulong)cancel.Generation << 32) | (uint)target.Id;
+                sqe->Address = target.UserDataOf(cancel.Generation);
                 sqe->UserData = CancelTag;
                 _inFlight++;
             }
@@ -246,7 +246,7 @@ internal sealed unsafe class RingDriver
         while (_retries.Count > 0)
         {
             var (operation, generation) = _retries.Peek();
-            if (!IsQueued(operation, generation))
+            if (!operation.IsQueued(generation))
             {
                 _retries.Dequeue();
                 continue;
@@ -294,10 +294,6 @@ internal sealed unsafe class RingDriver
         }
         return true;
     }
-
-    // A queue entry is live while the operation is still that generation and not yet completed.
-    private static bool IsQueued(RingOperation operation, uint generation)
-        => operation.Generation == generation && operation.State == RingOperation.OperationState.Queued;
 
     private bool TakeCancel(out (RingOperation Operation, uint Generation) cancel)
     {

@@ -81,6 +81,9 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         return Interlocked.CompareExchange(ref _stamp, Stamp(generation, owner), queued) == queued;
     }
 
+    /// <summary>Whether a queue entry for <paramref name="generation"/> is live: the object is still that use, and waits to go in.</summary>
+    internal bool IsQueued(uint generation) => Volatile.Read(ref _stamp) == Stamp(generation, OperationState.Queued);
+
     /// <summary>The ring handled a CQE and the operation needs another SQE (a short transfer, EINTR): it waits to go in again.</summary>
     internal void Requeue() => SetState(OperationState.Queued);
 
@@ -104,7 +107,10 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>Whether the task of <paramref name="token"/> has completed.</summary>
     internal bool HasCompleted(short token) => !IsPending(token);
 
-    internal ulong UserData => ((ulong)Generation << 32) | (uint)Id;
+    internal ulong UserData => UserDataOf(Generation);
+
+    /// <summary>The SQE user data of this object's use as <paramref name="generation"/>.</summary>
+    internal ulong UserDataOf(uint generation) => ((ulong)generation << 32) | (uint)Id;
 
     /// <summary>Whether the operation should stop for its token (<see cref="GoesOnAfterCancel"/> says when it may not).</summary>
     internal bool CancelRequested => _cancelRequested && !GoesOnAfterCancel;

@@ -37,6 +37,11 @@ static class Parent
         string[] builds = Arg(args, "--auto-builds", "").Split(',', StringSplitOptions.RemoveEmptyEntries); // other builds of this harness to run as further Auto contenders
         string file = Path.Combine(dir, "spindle-delivery-1g.dat");
         EnsureFile(file);
+        bool haveFio = OnPath("fio");
+        if (!haveFio)
+        {
+            Console.WriteLine("fio: not found, so the rows have no fio contender. Install it to compare (Debian, Ubuntu: apt-get install fio).");
+        }
         var rows = new List<(string Name, string[] Contenders, Func<string, string[]> ChildArgs, Func<string?>? Fio, string Cores)>();
         foreach (string workload in only.Split(','))
         {
@@ -87,7 +92,7 @@ static class Parent
                         }
                     }
                 }
-                if (row.Fio?.Invoke() is string fio)
+                if (haveFio && row.Fio?.Invoke() is string fio)
                 {
                     Add(results, "fio", RunFio(fio, row.Cores));
                 }
@@ -164,6 +169,10 @@ static class Parent
         => $"--name=r --filename={file} --ioengine=io_uring --direct=1 --rw=randread --bs=4k --iodepth={depth} --time_based --runtime={seconds}s --ramp_time=0.5s --output-format=json"
            + (batch ? $" --iodepth_batch_submit={depth} --iodepth_batch_complete_min={depth}" : "");
 
+    private static bool OnPath(string program)
+        => (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)
+            .Any(dir => File.Exists(Path.Combine(dir, program)));
+
     private static Result? RunFio(string fioArgs, string cores)
     {
         var start = new ProcessStartInfo(cores.Length > 0 ? "taskset" : "fio") { RedirectStandardOutput = true, RedirectStandardError = true };
@@ -177,16 +186,7 @@ static class Parent
         {
             start.ArgumentList.Add(a);
         }
-        Process process;
-        try
-        {
-            process = Process.Start(start)!;
-        }
-        catch (System.ComponentModel.Win32Exception)
-        {
-            return null; // no fio: apt-get install fio
-        }
-        using (process)
+        using (Process process = Process.Start(start)!)
         {
             string output = process.StandardOutput.ReadToEnd();
             process.WaitForExit();

@@ -31,7 +31,8 @@ public static class DispatchReport
                 continue;
             }
             IReadOnlyList<TargetCheck> checks = DispatchTargets.Evaluate(cell, matrix.PartnerOf(cell));
-            table.Add(cell.Cell.Name, Rate(systemIO.OperationsPerSecond), Rate(auto.OperationsPerSecond), Fixed(cell.Ratio),
+            table.Add(cell.Cell.Name, Rate(systemIO.OperationsPerSecond), Rate(auto.OperationsPerSecond),
+                cell.FirstPassRatio is double first ? $"{Fixed(cell.Ratio)} (first {Fixed(first)}, then {auto.Rounds} rounds)" : Fixed(cell.Ratio),
                 $"{Percent(systemIO.Spread)} / {Percent(auto.Spread)}",
                 cell.Limit is { } limit ? $"{Rate(limit.Iops)} ({cell.LimitEngine})" : cell.Cell.SpinMicroseconds == 0 ? cell.FioNote : Dash,
                 double.IsFinite(cell.ShareOfLimit) ? Percent(cell.ShareOfLimit) : Dash,
@@ -164,6 +165,7 @@ public static class DispatchReport
                 ["skipped"] = cell.Skipped,
                 ["results"] = results,
                 ["autoRatio"] = Number(cell.Ratio),
+                ["firstPassAutoRatio"] = cell.FirstPassRatio is double first ? Number(first) : null,
                 ["fioIoUring"] = Fio(cell.FioIoUring),
                 ["fioPsync"] = Fio(cell.FioPsync),
                 ["limitEngine"] = cell.LimitEngine,

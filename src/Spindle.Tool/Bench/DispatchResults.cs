@@ -20,7 +20,7 @@ public sealed record DispatchContenderResult(Contender Contender, double Operati
 }
 
 /// <summary>Everything measured in one dispatch cell.</summary>
-public sealed class DispatchCellResult
+public sealed record DispatchCellResult
 {
     /// <summary>The cell.</summary>
     public required DispatchCell Cell { get; init; }
@@ -51,6 +51,12 @@ public sealed class DispatchCellResult
 
     /// <summary>Methods the JIT compiled while the callers of the measured rounds ran (0 in steady state): what the rounds still paid for compilation.</summary>
     public long MethodsCompiledInRounds { get; init; }
+
+    /// <summary>
+    /// Auto ÷ System.IO of the cell's first measurement when it missed the operations target and the cell was measured
+    /// again with more rounds (<see cref="DispatchSection"/>), whose figures these are; null when the first stood.
+    /// </summary>
+    public double? FirstPassRatio { get; init; }
 
     /// <summary>System.IO's figures, or null.</summary>
     public DispatchContenderResult? SystemIO => Results.FirstOrDefault(r => r.Contender == Contender.SystemIO);

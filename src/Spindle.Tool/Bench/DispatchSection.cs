@@ -8,7 +8,8 @@ namespace Spindle.Tool.Bench;
 /// The dispatch section of <c>spindle bench</c>: calibrates the continuation's spin, sets up each storage
 /// on first use, measures every selected cell (the all-cores cells in this process, the one-core cells
 /// in a child pinned to one CPU, each right after its partner) and tears the storages down, also when
-/// the run is stopped.
+/// the run is stopped. A cell whose Auto reads less than 0.97× System.IO's is measured again with
+/// <see cref="ConfirmationRoundsFactor"/> times the rounds, and that measurement stands.
 /// </summary>
 public static class DispatchSection
 {
@@ -44,9 +45,16 @@ public static class DispatchSection
                     results.Add(new DispatchCellResult { Cell = cell, Skipped = e.Message });
                     continue;
                 }
-                results.Add(cell.OneCore
-                    ? await DispatchChild.MeasureAsync(new DispatchChild.Request(cell, target, settings, rate, fio, noFio), console.Cancellation).ConfigureAwait(false)
-                    : await DispatchRunner.MeasureAsync(cell, target, settings, rate, fio, noFio, console.Cancellation).ConfigureAwait(false));
+                DispatchCellResult result = await MeasureAsync(cell, target, settings, rate, fio, noFio, console).ConfigureAwait(false);
+                if (MissedOperationsTarget(result))
+                {
+                    // A miss measured in a few short rounds is as likely the machine's noise as the engine's: the cell is
+                    // measured again, longer, and that measurement stands (the first one's ratio is kept beside it).
+                    progress.Report(i, cells.Count, $"dispatch cell {i + 1} of {cells.Count}: {cell.Name}, measured again ({result.Ratio:0.00})");
+                    DispatchCellResult again = await MeasureAsync(cell, target, settings with { Rounds = settings.Rounds * ConfirmationRoundsFactor }, rate, fio, noFio, console).ConfigureAwait(false);
+                    result = again with { FirstPassRatio = result.Ratio };
+                }
+                results.Add(result);
             }
         }
         finally
@@ -55,4 +63,17 @@ public static class DispatchSection
         }
         return new DispatchMatrixResult { Cells = results, Settings = settings, SpinIterationsPerMicrosecond = rate, SpinCheckNs = check };
     }
+
+    /// <summary>How many times the rounds a cell below 0.97× System.IO's is measured again with.</summary>
+    public const int ConfirmationRoundsFactor = 3;
+
+    private static Task<DispatchCellResult> MeasureAsync(DispatchCell cell, DispatchTarget target, DispatchSettings settings, double rate,
+        string? fio, string noFio, ToolConsole console) => cell.OneCore
+            ? DispatchChild.MeasureAsync(new DispatchChild.Request(cell, target, settings, rate, fio, noFio), console.Cancellation)
+            : DispatchRunner.MeasureAsync(cell, target, settings, rate, fio, noFio, console.Cancellation);
+
+    // Auto below System.IO by more than the difference a run here claims to resolve (the targets' own floor is 0.97
+    // near the limit, 1.00 elsewhere; between the two a second measurement would cost more than it tells).
+    private static bool MissedOperationsTarget(DispatchCellResult result)
+        => result.Skipped is null && result.Ratio < 1 - RatioEstimate.TieBand;
 }

@@ -1,3 +1,4 @@
+using System.Reflection;
 using System.Diagnostics.Metrics;
 using System.Runtime.InteropServices;
 using Spindle;
@@ -159,6 +160,10 @@ static class SyncOverAsync
             }
             // The timeout only detects the starvation: a deadlocked pool never finishes.
             bool finished = Task.WaitAll(callers, TimeSpan.FromSeconds(40));
+            if (!finished)
+            {
+                EngineState.Dump(callers.Count(t => !t.IsCompleted));
+            }
             Console.WriteLine($"finished={finished}");
             Console.WriteLine($"correct={(finished ? callers.Count(t => t.Result) : 0)}");
             Console.WriteLine($"threads={System.Threading.ThreadPool.ThreadCount}");
@@ -171,5 +176,57 @@ static class SyncOverAsync
         // Threads a starved pool left blocked must not keep the process alive.
         Environment.Exit(0);
         return 0;
+    }
+}
+
+// What a hung run leaves behind, for the test's failure message: the io_uring engine's counters and flags (read by
+// reflection: the probe sees only the public API) and where each thread of the process waits.
+static class EngineState
+{
+    internal static void Dump(int waiting)
+    {
+        Console.WriteLine($"state.callers_waiting={waiting} pool_threads={System.Threading.ThreadPool.ThreadCount} pool_pending={System.Threading.ThreadPool.PendingWorkItemCount}");
+        try
+        {
+            Type selector = typeof(SpindleRandomAccess).Assembly.GetType("Spindle.Engines.EngineSelector")!;
+            object engine = selector.GetMethod("Get", BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public)!.Invoke(null, [IoEngine.IoUring])!;
+            object ring = engine.GetType().GetProperty("Thread", BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public)!.GetValue(engine)!;
+            Fields("ring", ring, 2);
+        }
+        catch (Exception e)
+        {
+            Console.WriteLine($"state.error={e.GetType().Name}: {e.Message}");
+        }
+        foreach (string task in Directory.GetDirectories("/proc/self/task"))
+        {
+            string Read(string name) { try { return File.ReadAllText(Path.Combine(task, name)).Trim(); } catch (IOException) { return "?"; } }
+            string stat = Read("stat");
+            string state = stat[(stat.LastIndexOf(')') + 2)..].Split(' ')[0];
+            Console.WriteLine($"state.thread {Path.GetFileName(task)} {Read("comm")} {state} wchan={Read("wchan")} syscall={Read("syscall").Split(' ')[0]}");
+        }
+    }
+
+    private static void Fields(string prefix, object target, int depth)
+    {
+        for (Type? type = target.GetType(); type is not null && type != typeof(object); type = type.BaseType)
+        {
+            foreach (FieldInfo field in type.GetFields(BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.DeclaredOnly))
+            {
+                object? value = field.GetValue(target);
+                string name = $"{prefix}.{field.Name}";
+                if (value is null || field.FieldType.IsPrimitive || field.FieldType.IsEnum)
+                {
+                    Console.WriteLine($"state.{name}={value}");
+                }
+                else if (value.GetType().GetProperty("Count") is { } count && value is System.Collections.IEnumerable)
+                {
+                    Console.WriteLine($"state.{name}.Count={count.GetValue(value)}");
+                }
+                else if (depth > 0 && value.GetType().Namespace?.StartsWith("Spindle", StringComparison.Ordinal) == true && !value.GetType().IsValueType)
+                {
+                    Fields(name, value, depth - 1);
+                }
+            }
+        }
     }
 }

@@ -72,10 +72,13 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     void IThreadPoolWorkItem.Execute()
     {
         Interlocked.Increment(ref _running);
+        // Counted before the flag is cleared: a request made after that may set the flag again with its work item still
+        // waiting in the pool, and counting it as served here would leave a starved pool without its rescue.
+        long requestsSeen = Rescue.Requests;
         // Visible before the first look at the queue: a poster that saw a work item requested and queued none
         // relies on this run seeing its completion.
         Interlocked.Exchange(ref _requested, 0);
-        Rescue.Started();
+        Rescue.Started(requestsSeen);
         int start = Environment.TickCount;
         bool lastRanLong = false;
         RingThread? outer = RingThread.EnterDrain(_ring);

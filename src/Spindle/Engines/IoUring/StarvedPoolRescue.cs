@@ -40,8 +40,15 @@ internal sealed class StarvedPoolRescue
         }
     }
 
-    /// <summary>A work item started (on a pool thread or a rescue thread).</summary>
-    internal void Started() => Volatile.Write(ref _served, Volatile.Read(ref _requests));
+    /// <summary>The work items requested so far.</summary>
+    internal long Requests => Volatile.Read(ref _requests);
+
+    /// <summary>
+    /// A work item started (on a pool thread or a rescue thread), having read <see cref="Requests"/> before it cleared the
+    /// queue's request flag: those requests are served. One made since may have set the flag again with its work item
+    /// still waiting in the pool; the watch keeps watching for it.
+    /// </summary>
+    internal void Started(long requestsSeen) => Volatile.Write(ref _served, requestsSeen);
 
     private void Wake()
     {

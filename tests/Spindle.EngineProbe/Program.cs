@@ -191,7 +191,7 @@ static class EngineState
             Type selector = typeof(SpindleRandomAccess).Assembly.GetType("Spindle.Engines.EngineSelector")!;
             object engine = selector.GetMethod("Get", BindingFlags.Static | BindingFlags.NonPublic | BindingFlags.Public)!.Invoke(null, [IoEngine.IoUring])!;
             object ring = engine.GetType().GetProperty("Thread", BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public)!.GetValue(engine)!;
-            Fields("ring", ring, 2);
+            Fields("ring", ring, 2, new HashSet<object>(ReferenceEqualityComparer.Instance));
         }
         catch (Exception e)
         {
@@ -206,8 +206,12 @@ static class EngineState
         }
     }
 
-    private static void Fields(string prefix, object target, int depth)
+    private static void Fields(string prefix, object target, int depth, HashSet<object> seen)
     {
+        if (!seen.Add(target))
+        {
+            return;
+        }
         for (Type? type = target.GetType(); type is not null && type != typeof(object); type = type.BaseType)
         {
             foreach (FieldInfo field in type.GetFields(BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public | BindingFlags.DeclaredOnly))
@@ -224,7 +228,7 @@ static class EngineState
                 }
                 else if (depth > 0 && value.GetType().Namespace?.StartsWith("Spindle", StringComparison.Ordinal) == true && !value.GetType().IsValueType)
                 {
-                    Fields(name, value, depth - 1);
+                    Fields(name, value, depth - 1, seen);
                 }
             }
         }

@@ -53,8 +53,8 @@ public sealed record DispatchCellResult
     public long MethodsCompiledInRounds { get; init; }
 
     /// <summary>
-    /// Auto ÷ System.IO of the cell's first measurement when it missed the operations target and the cell was measured
-    /// again with more rounds (<see cref="DispatchSection"/>), whose figures these are; null when the first stood.
+    /// Auto ÷ System.IO of the cell's first measurement when that read below 0.97 and the cell was measured again with
+    /// more rounds (<see cref="DispatchSection"/>), whose figures these are; null when the first stood.
     /// </summary>
     public double? FirstPassRatio { get; init; }
 

@@ -46,7 +46,7 @@ public static class DispatchSection
                     continue;
                 }
                 DispatchCellResult result = await MeasureAsync(cell, target, settings, rate, fio, noFio, console).ConfigureAwait(false);
-                if (MissedOperationsTarget(result))
+                if (ReadsBelowSystemIO(result))
                 {
                     // A miss measured in a few short rounds is as likely the machine's noise as the engine's: the cell is
                     // measured again, longer, and that measurement stands (the first one's ratio is kept beside it).
@@ -74,6 +74,6 @@ public static class DispatchSection
 
     // Auto below System.IO by more than the difference a run here claims to resolve (the targets' own floor is 0.97
     // near the limit, 1.00 elsewhere; between the two a second measurement would cost more than it tells).
-    private static bool MissedOperationsTarget(DispatchCellResult result)
+    private static bool ReadsBelowSystemIO(DispatchCellResult result)
         => result.Skipped is null && result.Ratio < 1 - RatioEstimate.TieBand;
 }

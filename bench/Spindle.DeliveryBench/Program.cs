@@ -37,7 +37,7 @@ static class Parent
         string[] builds = Arg(args, "--auto-builds", "").Split(',', StringSplitOptions.RemoveEmptyEntries); // other builds of this harness to run as further Auto contenders
         string file = Path.Combine(dir, "spindle-delivery-1g.dat");
         EnsureFile(file);
-        bool haveFio = OnPath("fio");
+        bool haveFio = ProgramPath.Find("fio") is not null;
         if (!haveFio)
         {
             Console.WriteLine("fio: not found, so the rows have no fio contender. Install it to compare (Debian, Ubuntu: apt-get install fio).");
@@ -168,10 +168,6 @@ static class Parent
     private static string FioArgs(string file, int depth, double seconds, bool batch)
         => $"--name=r --filename={file} --ioengine=io_uring --direct=1 --rw=randread --bs=4k --iodepth={depth} --time_based --runtime={seconds}s --ramp_time=0.5s --output-format=json"
            + (batch ? $" --iodepth_batch_submit={depth} --iodepth_batch_complete_min={depth}" : "");
-
-    private static bool OnPath(string program)
-        => (Environment.GetEnvironmentVariable("PATH") ?? "").Split(':', StringSplitOptions.RemoveEmptyEntries)
-            .Any(dir => File.Exists(Path.Combine(dir, program)));
 
     private static Result? RunFio(string fioArgs, string cores)
     {

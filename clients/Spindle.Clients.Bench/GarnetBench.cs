@@ -167,7 +167,7 @@ internal static class GarnetBench
                     // as many GETs again, not counted, while the pool grows to hold the sessions that wait (their figures
                     // are printed, marked, so the transient stays visible).
                     Sample warmUp = Measure(server.Id, device, Phases[phase] + " (warm-up)", () => Gets(port, sizes.Keys, requests));
-                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {warmUp.Phase,-26} {warmUp.OpsPerSecond,9:N0} ops/s  p50 {warmUp.P50Ms:F2} p99 {warmUp.P99Ms:F2} max {warmUp.MaxMs:F0} ms  cpu {warmUp.CpuMicrosecondsPerOp:F0} us/op, {warmUp.Threads} (not counted)"));
+                    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{Line(warmUp)}, {warmUp.Threads} (not counted)"));
                     server.StandardInput.WriteLine("mechanisms"); // the warm-up's reads are not the phase's
                     server.StandardOutput.ReadLine();
                 }
@@ -184,7 +184,7 @@ internal static class GarnetBench
                 samples.Add(sample);
                 server.StandardInput.WriteLine("mechanisms");
                 string reads = server.StandardOutput.ReadLine() ?? "none"; // how Spindle ran this phase's reads (none on Garnet's own devices)
-                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"  {device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op  cs {sample.SwitchesPerOp:F1}/op  disk {sample.DiskBytesPerOp:N0} B/op  alloc {sample.AllocatedBytesPerOp:N0} B/op  gc {gc.Collections0}/{gc.Collections1}/{gc.Collections2} pause {gc.PauseMs:F0} ms  pool work items {workItemsPerOp:F2}/op, {sample.Threads}  Spindle reads: {reads}"));
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{Line(sample)}  cs {sample.SwitchesPerOp:F1}/op  disk {sample.DiskBytesPerOp:N0} B/op  alloc {sample.AllocatedBytesPerOp:N0} B/op  gc {gc.Collections0}/{gc.Collections1}/{gc.Collections2} pause {gc.PauseMs:F0} ms  pool work items {workItemsPerOp:F2}/op, {sample.Threads}  Spindle reads: {reads}"));
             }
             server.StandardInput.WriteLine("native");
             string? loaded = server.StandardOutput.ReadLine();
@@ -206,6 +206,10 @@ internal static class GarnetBench
         }
         return samples;
     }
+
+    /// <summary>A phase's console line up to its CPU per operation: device, phase, ops/s, latencies.</summary>
+    private static string Line(Sample sample) => string.Create(CultureInfo.InvariantCulture,
+        $"  {sample.Device,-18} {sample.Phase,-26} {sample.OpsPerSecond,9:N0} ops/s  p50 {sample.P50Ms:F2} p99 {sample.P99Ms:F2} max {sample.MaxMs:F0} ms  cpu {sample.CpuMicrosecondsPerOp:F0} us/op");
 
     /// <summary>The work items the server's thread pool completed since it started (its <c>pool</c> command).</summary>
     private static long PoolWorkItems(Process server)

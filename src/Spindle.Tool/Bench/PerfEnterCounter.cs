@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using Spindle.Workloads;
 
 namespace Spindle.Tool.Bench;
 

@@ -216,10 +216,7 @@ internal sealed unsafe class RingDriver
             {
                 // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later. When the claim
                 // fails its waiter runs it, and sees the cancellation there.
-                if (target.TryClaim(RingOperation.OperationState.InKernel, cancel.Generation))
-                {
-                    target.Cancel();
-                }
+                CancelQueued(target, cancel.Generation);
                 continue;
             }
             // Only an operation the kernel holds needs ASYNC_CANCEL.

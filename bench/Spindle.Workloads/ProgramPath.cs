@@ -1,4 +1,4 @@
-namespace Spindle.Tool.Bench;
+namespace Spindle.Workloads;
 
 /// <summary>Finds a program the benchmark compares with or measures through (fio, cp, perf) on a search path.</summary>
 public static class ProgramPath

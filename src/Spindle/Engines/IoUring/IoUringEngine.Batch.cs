@@ -24,7 +24,7 @@ internal sealed partial class IoUringEngine
             return base.ReadBatchAsync(requests, results, cancellationToken); // one read: routed as any read
         }
         IoUringBatch batch = IoUringBatch.Rent(this, results, span.Length, cancellationToken);
-        bool queued = false;
+        QueuedMembers queued = QueuedMembers.None;
         // Enough cached copying for a second core to pay off: the caller and pool threads try the fast path on the
         // members together first (FileIoEngine.Batch.cs), then the caller completes the hits and routes the rest.
         CachedBatchShare? share = TryShareCachedMembers(requests);
@@ -51,19 +51,19 @@ internal sealed partial class IoUringEngine
                 queued |= StartBatchMember(batch, span[i], i, tryFastPath: ReadFastPath.Enabled, 0, cancellationToken);
             }
         }
-        if (queued)
+        if (queued != QueuedMembers.None)
         {
-            Thread.Flush(runInline: false); // the batch's reads go to the kernel together, from this thread
+            Thread.SubmitQueued(regularOnly: queued == QueuedMembers.Regular); // the batch's reads go to the kernel together
         }
         return batch.Release();
     }
 
     /// <summary>
     /// Starts member <paramref name="index"/>: the fast path when <paramref name="tryFastPath"/> (else its cached
-    /// <paramref name="prefix"/> was already copied), then where the router sends it. True when it was queued on the
-    /// ring (the caller wakes the ring once, after the last member).
+    /// <paramref name="prefix"/> was already copied), then where the router sends it. Says whether it was queued on the
+    /// ring (the caller submits once, after the last member).
     /// </summary>
-    private bool StartBatchMember(IoUringBatch batch, in BatchReadRequest request, int index, bool tryFastPath, int prefix, CancellationToken cancellationToken)
+    private QueuedMembers StartBatchMember(IoUringBatch batch, in BatchReadRequest request, int index, bool tryFastPath, int prefix, CancellationToken cancellationToken)
     {
         RingTransfer? operation = null;
         try
@@ -75,7 +75,7 @@ internal sealed partial class IoUringEngine
                 if (ReadFastPath.TryServe(ref read, Kind, out long completed))
                 {
                     batch.MemberCompleted(index, completed, null, onRing: false);
-                    return false;
+                    return QueuedMembers.None;
                 }
             }
             else if (prefix > 0)
@@ -87,7 +87,7 @@ internal sealed partial class IoUringEngine
             {
                 case Mechanism.Inline:
                     batch.MemberCompleted(index, InlineExecutor.Call(read, Kind, IoMechanism.Inline), null, onRing: false);
-                    return false;
+                    return QueuedMembers.None;
                 case Mechanism.Pool:
                 case Mechanism.Blocking:
                     ValueTask<int> pooled = ThreadPoolEngine.Instance.RunOnWorker(read, mechanism, Kind).AsRead();
@@ -99,7 +99,7 @@ internal sealed partial class IoUringEngine
                     {
                         _ = AwaitPooledReadAsync(pooled, batch, index);
                     }
-                    return false;
+                    return QueuedMembers.None;
             }
             operation = Operations.Rent(Operations.Transfers, read.Facts.MayBlockIndefinitely);
             operation.Prepare(read);
@@ -107,7 +107,7 @@ internal sealed partial class IoUringEngine
         catch (Exception e)
         {
             batch.MemberCompleted(index, 0, operation is null ? e : Operations.Abandon(operation, e), onRing: false);
-            return false;
+            return QueuedMembers.None;
         }
         operation.JoinBatch(batch, index);
         if (!operation.MayBlock)
@@ -116,7 +116,16 @@ internal sealed partial class IoUringEngine
         }
         operation.Arm(cancellationToken);
         Thread.Queue(operation);
-        return true;
+        return operation.MayBlock ? QueuedMembers.MayBlock : QueuedMembers.Regular;
+    }
+
+    // What a batch queued on the ring: a member that may block for ever is submitted at once (flags: combine with |).
+    [Flags]
+    private enum QueuedMembers
+    {
+        None = 0,
+        Regular = 1,
+        MayBlock = 2,
     }
 
     // A read the router sent to a pool thread (a character device): rare, so an allocation is acceptable.

@@ -135,12 +135,8 @@ internal sealed unsafe class RingThread
             // Pairs with the fence between reaping and placing (DriveOnce): either the reaper of the completion in
             // flight sees this request, or we see that nothing is in flight and submit it ourselves.
             Interlocked.MemoryBarrier();
-            if (t_draining == this)
+            if (HoldForRun())
             {
-                if (t_heldSince == 0)
-                {
-                    t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
-                }
                 return; // the run of continuations submits it with the others it starts (CompletionQueue)
             }
             if (_driver.RegularInFlight > 0 && _driver.Queued < EngineTunables.SubmitBatch)
@@ -149,6 +145,36 @@ internal sealed unsafe class RingThread
             }
         }
         Flush(runInline: false);
+    }
+
+    /// <summary>
+    /// Submits what a batch queued (<see cref="Queue"/>): with the run of continuations on this thread when there is
+    /// one (it submits them when it runs dry, in the same <c>io_uring_enter</c> that waits for the next completion, as
+    /// fio submits and waits for a batch in one), else at once from this thread. Requests that may block for ever are
+    /// never held: <paramref name="regularOnly"/> says the batch queued none.
+    /// </summary>
+    internal void SubmitQueued(bool regularOnly)
+    {
+        Interlocked.MemoryBarrier(); // see Submit
+        if (regularOnly && HoldForRun())
+        {
+            return;
+        }
+        Flush(runInline: false);
+    }
+
+    // On a thread running this ring's continuations: the run submits what was queued, within the batch window.
+    private bool HoldForRun()
+    {
+        if (t_draining != this)
+        {
+            return false;
+        }
+        if (t_heldSince == 0)
+        {
+            t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
+        }
+        return true;
     }
 
     /// <summary>

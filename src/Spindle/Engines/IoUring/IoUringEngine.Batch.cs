@@ -7,8 +7,8 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
-/// or ring); the ring's share is queued whole and the ring thread woken once, so that it places them all and submits them
-/// with one <c>io_uring_enter</c> when it was asleep (awake, busy with other work, it may take them over two passes).
+/// or ring); the ring's share is queued whole and submitted together (<see cref="RingThread.SubmitQueued"/>): by the caller
+/// at once, or, from a run of continuations, with the run's wait for its next completion in one <c>io_uring_enter</c>.
 /// One task for the caller, completed once by the last read. A batch with enough cached copying for a second core to
 /// pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members from the caller
 /// and pool work items together (<see cref="CachedBatchShare"/>); the caller then completes the hits and routes the

@@ -17,12 +17,6 @@ internal static class EngineTunables
     /// <summary>The most buffers a scatter read may have to be tried on the page-cache fast path: past it the copy of the iovec list outweighs a miss.</summary>
     internal const int MaxCachedScatterBuffers = 8;
 
-    /// <summary>
-    /// A read of cached pages on a file system that refuses RWF_NOWAIT (FUSE) runs on the caller's thread until one takes
-    /// longer than this: a copy of a few pages takes microseconds; longer means the file system asked its server first.
-    /// </summary>
-    internal const int SlowCachedReadMicroseconds = 1000;
-
     /// <summary>What a batch member counts, in bytes, beside its buffer, when the batch decides whether to share its cached copies with pool threads.</summary>
     internal const int BatchMemberWeight = 4096;
 

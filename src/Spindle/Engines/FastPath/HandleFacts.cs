@@ -30,14 +30,6 @@ internal sealed class HandleFacts
     public volatile bool NonBlockingReads;
 
     /// <summary>
-    /// A readable regular file without O_DIRECT on a file system that refuses RWF_NOWAIT reads (FUSE and others): a read
-    /// whose pages the page cache holds all, as <c>cachestat(2)</c> says, runs on the caller's thread instead of a pool
-    /// thread (<see cref="ReadFastPath"/>). Cleared for good when one such read was slow (the file system asked its
-    /// server something on the way) or the kernel cannot say.
-    /// </summary>
-    public volatile bool ReadsWhenCached;
-
-    /// <summary>
     /// A writable regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered
     /// write is a copy. False for a read-only handle, whose writes fail wherever they run.
     /// </summary>
@@ -200,7 +192,6 @@ internal sealed class HandleFacts
                 // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
                 bool cached = flags >= 0 && !direct;
                 facts.NonBlockingReads = cached && !facts.SynchronousBackend && !facts.RefusesNonBlockingIo;
-                facts.ReadsWhenCached = cached && readable && !facts.SynchronousBackend && facts.RefusesNonBlockingIo;
                 facts.BufferedFile = cached;
                 // O_SYNC and O_DSYNC (both carry the O_DSYNC bit) make every write wait for the device.
                 if (cached && (flags & OpenedFile.OpenDsyncFlag) == 0 && (flags & AccessModeMask) != OpenFlags.O_RDONLY)

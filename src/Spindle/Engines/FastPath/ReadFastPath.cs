@@ -35,7 +35,7 @@ internal static unsafe class ReadFastPath
         }
         if (!facts.NonBlockingReads)
         {
-            return facts.ReadsWhenCached ? TryReadWhenCached(handle, facts, buffer, fileOffset, engine) : -1;
+            return -1;
         }
 
         try
@@ -47,9 +47,7 @@ internal static unsafe class ReadFastPath
                 {
                     if (Errno.Last == Errno.EOPNOTSUPP)
                     {
-                        // The file system does not do non-blocking reads; stop asking for this handle, and ask the
-                        // page cache instead.
-                        facts.ReadsWhenCached = s_cacheStatWorks;
+                        // The file system does not do non-blocking reads; stop asking for this handle.
                         facts.NonBlockingReads = false;
                     }
                     return -1;
@@ -58,60 +56,6 @@ internal static unsafe class ReadFastPath
                 SpindleMetrics.Operation(engine, IoDirection.Read, result, IoMechanism.FastPath);
                 return (int)result;
             }
-        }
-        catch (ObjectDisposedException)
-        {
-            return -1;
-        }
-    }
-
-    // Cleared once the kernel says it has no cachestat(2) (before Linux 6.5, or filtered out).
-    private static volatile bool s_cacheStatWorks = true;
-
-    private static readonly long s_slowCachedReadTicks = System.Diagnostics.Stopwatch.Frequency * EngineTunables.SlowCachedReadMicroseconds / 1_000_000;
-
-    // A file system that cannot read without blocking when asked (FUSE): when the page cache holds every page of the
-    // range, a plain pread on this thread copies them, as RWF_NOWAIT would have; else -1 (a pool thread reads it). A
-    // page evicted between the two calls makes the pread wait for the file system, on this thread: rare, and a read
-    // that took long also ends this for the handle, since a FUSE read may ask the server for the file's attributes
-    // first (a network file system's round trip).
-    private static int TryReadWhenCached(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, IoEngine engine)
-    {
-        long first = fileOffset & ~(PageSize - 1);
-        long end = fileOffset + buffer.Length;
-        long pages = (end - first + PageSize - 1) / PageSize;
-        try
-        {
-            long cached = Libc.CachedPages(handle, first, pages * PageSize);
-            if (cached != pages)
-            {
-                if (cached < 0)
-                {
-                    facts.ReadsWhenCached = false;
-                    if (Errno.Last is Errno.ENOSYS or Errno.EPERM)
-                    {
-                        s_cacheStatWorks = false;
-                    }
-                }
-                return -1;
-            }
-            long started = System.Diagnostics.Stopwatch.GetTimestamp();
-            nint result;
-            fixed (byte* pointer = buffer.Span)
-            {
-                result = Libc.PRead(handle, pointer, (nuint)buffer.Length, fileOffset);
-            }
-            if (System.Diagnostics.Stopwatch.GetTimestamp() - started > s_slowCachedReadTicks)
-            {
-                facts.ReadsWhenCached = false;
-            }
-            if (result < 0)
-            {
-                return -1; // a pool thread makes the call again and reports its error
-            }
-            SpindleMetrics.FastPathHit();
-            SpindleMetrics.Operation(engine, IoDirection.Read, result, IoMechanism.FastPath);
-            return (int)result;
         }
         catch (ObjectDisposedException)
         {

@@ -65,6 +65,21 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         }
     }
 
+    /// <summary>
+    /// A thread that blocks for the batch (sync-over-async) inside a run of continuations: the run may hold the batch's
+    /// reads back for its next wait (<see cref="RingThread.SubmitQueued"/>), which this thread now will not reach, so
+    /// they go to the kernel first.
+    /// </summary>
+    private protected override void WaitForCompletion(short token)
+    {
+        if (RingThread.HoldsBack)
+        {
+            RingThread.ReleaseHeld();
+            _engine.Thread.Flush(runInline: false);
+        }
+        WaitUntilCompleted(token);
+    }
+
     /// <summary>The caller has started every request: its task, or a completed one when nothing is left running.</summary>
     internal ValueTask Release()
     {

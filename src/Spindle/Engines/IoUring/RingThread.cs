@@ -155,7 +155,7 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal void SubmitQueued(bool regularOnly)
     {
-        Interlocked.MemoryBarrier(); // see Submit
+        // No fence here, unlike Submit: a held batch is submitted by this same thread's run, and Flush fences its own.
         if (regularOnly && HoldForRun())
         {
             return;
@@ -190,7 +190,7 @@ internal sealed unsafe class RingThread
     /// <summary>What the run of continuations on this thread held back has been submitted.</summary>
     internal static void ReleaseHeld() => t_heldSince = 0;
 
-    /// <summary>Queues a prepared operation without submitting it: a batch queues all of its operations, then calls <see cref="Flush"/> once.</summary>
+    /// <summary>Queues a prepared operation without submitting it: a batch queues all of its operations, then calls <see cref="SubmitQueued"/> once.</summary>
     internal void Queue(RingOperation operation) => _driver.Queue(operation);
 
     /// <summary>Queues a cancellation (any thread, from the token's callback) and sends it to the kernel.</summary>

@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Numerics;
 using Spindle.Diagnostics;
 
 namespace Spindle.Engines.IoUring;
@@ -9,13 +10,15 @@ namespace Spindle.Engines.IoUring;
 /// queues the work item only when none is queued; the work item runs continuations one after another, queuing one
 /// helper while more remain, so continuations still use every core. What the continuations start is submitted
 /// together when the queue runs dry, or once a request has waited <see cref="EngineTunables.BatchWindowMicroseconds"/>.
-/// A helper is queued only behind a continuation that ran longer than <see cref="EngineTunables.HelperAfterMicroseconds"/>
+/// A helper is queued only when continuations work: <see cref="EngineTunables.HelperAfterLongContinuations"/> of the latest
+/// <see cref="EngineTunables.HelperRecentContinuations"/> ran longer than <see cref="EngineTunables.HelperAfterMicroseconds"/>
 /// (or, when one blocks, by the ring's thread, which finds the queue stuck): every helper wakes a pool thread, which
 /// then spins before it sleeps again, and continuations that do not work run faster on the thread that reaped them.
 /// Run dry, the work item polls the ring itself while its requests are in the kernel (<see cref="RingThread.TryPollForDrain"/>):
 /// the completions it reaps come to this queue without waking anyone, and it runs them — the thread that reaps is the
 /// thread that runs the continuations. It returns when the kernel has nothing for it, or after
-/// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/>, queuing a successor, so that other work items get the pool too.
+/// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/> when other work items wait for the pool, queuing a
+/// successor, so that those get the pool too.
 /// </summary>
 internal sealed class CompletionQueue : IThreadPoolWorkItem
 {
@@ -23,6 +26,8 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     // found by the ring's thread, HelpIfStuck).
     [ThreadStatic]
     private static CompletionQueue? t_collecting;
+
+    private const uint RecentMask = (1u << EngineTunables.HelperRecentContinuations) - 1;
 
     private static readonly long s_helperAfterTicks = System.Diagnostics.Stopwatch.Frequency * EngineTunables.HelperAfterMicroseconds / 1_000_000;
 
@@ -80,7 +85,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         Interlocked.Exchange(ref _requested, 0);
         Rescue.Started(requestsSeen);
         int start = Environment.TickCount;
-        bool lastRanLong = false;
+        uint ranLong = 0; // one bit per continuation run, the latest lowest: which ran longer than the helper's threshold
         RingThread? outer = RingThread.EnterDrain(_ring);
         CompletionQueue? outerQueue = t_collecting;
         t_collecting = this;
@@ -88,18 +93,18 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         {
             while (true)
             {
-                if (!_ready.TryDequeue(out var entry) && !TakeMore(start, out entry))
+                if (!_ready.TryDequeue(out var entry) && !TakeMore(ref start, out entry))
                 {
                     return;
                 }
                 Interlocked.Increment(ref _taken);
-                if (lastRanLong && !_ready.IsEmpty)
+                if (BitOperations.PopCount(ranLong & RecentMask) >= EngineTunables.HelperAfterLongContinuations && !_ready.IsEmpty)
                 {
                     Schedule(); // continuations that work: a helper runs the rest on another core
                 }
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 Run(entry);
-                lastRanLong = System.Diagnostics.Stopwatch.GetTimestamp() - started >= s_helperAfterTicks;
+                ranLong = (ranLong << 1) | (System.Diagnostics.Stopwatch.GetTimestamp() - started >= s_helperAfterTicks ? 1u : 0u);
                 // Behind continuations that work, waiting for the queue to run dry kept the device idle (one core,
                 // 100 µs of work: a third of System.IO's reads). And the run never holds back more requests than the
                 // device has in flight: past that, the device runs short while the remaining continuations run, so
@@ -109,7 +114,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
                     RingThread.ReleaseHeld();
                     _ring.Flush();
                 }
-                if (Environment.TickCount - start >= EngineTunables.CompletionTimeSliceMilliseconds)
+                if (SliceLeft(ref start) == 0)
                 {
                     return;
                 }
@@ -133,21 +138,39 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     // Run dry: submit what the continuations started, take what the kernel has ready, and while requests are in the
     // kernel wait for the next completion on this thread, for the rest of the time slice. False when nothing came (the
     // work item then returns).
-    private bool TakeMore(int start, out (IThreadPoolWorkItem Item, uint Generation) entry)
+    private bool TakeMore(ref int start, out (IThreadPoolWorkItem Item, uint Generation) entry)
     {
         RingThread.ReleaseHeld();
         // What the continuations started goes in with the wait for the next completion (TryPollForDrain), in one
         // io_uring_enter; only when this thread will not poll does it go in on its own.
         while (!_ready.TryDequeue(out entry))
         {
-            int left = EngineTunables.CompletionTimeSliceMilliseconds - (Environment.TickCount - start);
-            if (left <= 0 || !_ring.TryPollForDrain(left))
+            int left = SliceLeft(ref start);
+            if (left == 0 || !_ring.TryPollForDrain(left))
             {
                 _ring.Flush();
                 return _ready.TryDequeue(out entry);
             }
         }
         return true;
+    }
+
+    // Milliseconds left in this work item's time slice, or 0 when it is over and the work item gives its thread back. A
+    // slice that ends while no other work item waits for the pool starts again: a successor would wake an idle pool
+    // thread, which spins before it sleeps again, and beside CPU-bound processes it spins for long.
+    private static int SliceLeft(ref int start)
+    {
+        int left = EngineTunables.CompletionTimeSliceMilliseconds - (Environment.TickCount - start);
+        if (left > 0)
+        {
+            return left;
+        }
+        if (System.Threading.ThreadPool.PendingWorkItemCount != 0)
+        {
+            return 0;
+        }
+        start = Environment.TickCount;
+        return EngineTunables.CompletionTimeSliceMilliseconds;
     }
 
     /// <summary>

@@ -12,9 +12,21 @@ namespace Spindle.Engines;
 /// </summary>
 internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSource
 {
+    // Marks the inline slot of a completed operation: a continuation registered after it runs on the registering thread.
+    private static readonly Action<object?> s_completed = static _ => { };
+
     private ManualResetValueTaskSourceCore<T> _core;
     private int _waiting;                       // 1 while a thread blocks in GetResult before completion
     private ManualResetEventSlim? _completed;   // what that thread waits on; made once, reused
+    private Action<object?>? _inlineContinuation; // the inline mode's continuation, or s_completed; see OnCompleted
+    private object? _inlineState;
+
+    /// <summary>
+    /// Whether the continuation runs on the thread that completes the operation, or, when it is registered after
+    /// completion, on the thread that registers it (the inline mode, set before the operation starts). Without it a
+    /// continuation registered after completion goes to a pool thread, as with any <see cref="ManualResetValueTaskSourceCore{TResult}"/>.
+    /// </summary>
+    internal bool Inline { get; set; }
 
     /// <summary>The version the operation's <see cref="ValueTask"/> must carry; read before the operation is started.</summary>
     internal short Version => _core.Version;
@@ -35,6 +47,10 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
         if (Volatile.Read(ref _waiting) != 0)
         {
             _completed!.Set();
+        }
+        if (Inline && Interlocked.Exchange(ref _inlineContinuation, s_completed) is { } continuation)
+        {
+            continuation(_inlineState); // registered before completion: it runs here, where the operation completed
         }
     }
 
@@ -69,7 +85,29 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
     public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
 
     public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
-        => _core.OnCompleted(continuation, state, token, flags);
+    {
+        if (!Inline || !RunsAnywhere(flags) || _core.Version != token)
+        {
+            _core.OnCompleted(continuation, state, token, flags);
+            return;
+        }
+        // The inline mode keeps its continuation itself: the core would queue one registered after completion to the
+        // pool, a hand-off the mode exists to avoid (a storage engine's thread that starts a read and then registers
+        // its callback races with the thread that reaps it).
+        _inlineState = state;
+        if (Interlocked.CompareExchange(ref _inlineContinuation, continuation, null) is not null)
+        {
+            _inlineState = null;
+            continuation(state); // completed meanwhile: the registering thread runs it
+        }
+    }
+
+    // Whether a continuation with these flags may run on whichever thread completes the operation: no execution context
+    // to restore, and no scheduling context that would want it elsewhere.
+    private static bool RunsAnywhere(ValueTaskSourceOnCompletedFlags flags)
+        => (flags & ValueTaskSourceOnCompletedFlags.FlowExecutionContext) == 0
+           && ((flags & ValueTaskSourceOnCompletedFlags.UseSchedulingContext) == 0
+               || (SynchronizationContext.Current is null && TaskScheduler.Current == TaskScheduler.Default));
 
     public T GetResult(short token)
     {
@@ -84,6 +122,8 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
         finally
         {
             _core.Reset();
+            _inlineContinuation = null;
+            _inlineState = null;
             Recycle();
         }
     }

@@ -313,6 +313,53 @@ public class CompletionDeliveryTests
         }
     }
 
+    [Fact]
+    public void An_inline_operation_that_completed_before_its_continuation_was_registered_runs_it_on_the_registering_thread()
+    {
+        // A storage engine's thread starts a read, then registers its callback: the read may complete in between. The
+        // inline mode runs that callback on the registering thread, where System.Threading's source core would queue it
+        // to the pool (a hand-off, and on a starved pool a stall). A ring of the test's own, driven by this thread only.
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine("io_uring is not available: no ring to complete on.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        using var inlineFifo = new Fifo(dir.File("inline"));
+        using var pooledFifo = new Fifo(dir.File("pooled"));
+        ValueTask<int> inlineRead;
+        using (SpindleRandomAccess.RunCompletionsInline())
+        {
+            inlineRead = engine.ReadAsync(inlineFifo.Reader, new byte[1], -1, CancellationToken.None);
+        }
+        ValueTask<int> pooledRead = engine.ReadAsync(pooledFifo.Reader, new byte[1], -1, CancellationToken.None);
+        SpindleRandomAccess.Write(inlineFifo.Writer, new byte[] { 1 }, 0);
+        SpindleRandomAccess.Write(pooledFifo.Writer, new byte[] { 2 }, 0);
+        var deadline = DateTime.UtcNow + Timeout;
+        while (!(inlineRead.IsCompleted && pooledRead.IsCompleted) && DateTime.UtcNow < deadline)
+        {
+            engine.Thread.Flush();
+            Thread.Yield();
+        }
+        Assert.True(inlineRead.IsCompleted && pooledRead.IsCompleted, "the reads did not complete");
+
+        Thread? inlineRanOn = null;
+        var inlineAwaiter = inlineRead.ConfigureAwait(false).GetAwaiter();
+        inlineAwaiter.UnsafeOnCompleted(() =>
+        {
+            Assert.Equal(1, inlineAwaiter.GetResult());
+            inlineRanOn = Thread.CurrentThread;
+        });
+        Assert.Same(Thread.CurrentThread, inlineRanOn); // ran before UnsafeOnCompleted returned, on this thread
+
+        // Outside the mode the registering thread does not run user code it did not ask for: a pool thread does, as
+        // with any IValueTaskSource built on System.Threading's core.
+        var pooledThread = new TaskCompletionSource<Thread>(TaskCreationOptions.RunContinuationsAsynchronously);
+        OnCompleted(pooledRead, pooledThread);
+        Thread pool = pooledThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
+        Assert.NotSame(Thread.CurrentThread, pool);
+    }
+
     private static void OnCompleted(ValueTask<int> read, TaskCompletionSource<Thread> ranOn)
     {
         ConfiguredValueTaskAwaitable<int>.ConfiguredValueTaskAwaiter awaiter = read.ConfigureAwait(false).GetAwaiter();

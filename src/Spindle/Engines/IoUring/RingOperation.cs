@@ -98,9 +98,6 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     internal bool MayBlock { get; set; }
 
-    /// <summary>Whether the continuation runs on the thread that reaps the completion (the inline mode) instead of a pool thread.</summary>
-    internal bool Inline { get; set; }
-
     /// <summary>Whether the thread waiting in <c>GetResult</c> for this operation polls the ring (a reaper that completes it elsewhere kicks it out of the kernel).</summary>
     internal volatile bool WaiterPolls;
 

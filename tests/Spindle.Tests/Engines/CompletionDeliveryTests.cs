@@ -263,24 +263,15 @@ public class CompletionDeliveryTests
             Console.WriteLine("io_uring is not available: no ring to complete on.");
             return;
         }
-        using var dir = new TempDirectory();
-        using var inlineFifo = new Fifo(dir.File("inline"));
-        using var pooledFifo = new Fifo(dir.File("pooled"));
+        using var reads = new InlineAndPooledReads(engine);
         var inlineThread = new TaskCompletionSource<Thread>(TaskCreationOptions.RunContinuationsAsynchronously);
         var pooledThread = new TaskCompletionSource<Thread>(TaskCreationOptions.RunContinuationsAsynchronously);
         int poller = 0;
         using var stop = new ManualResetEventSlim();
-
-        ValueTask<int> inlineRead;
-        using (SpindleRandomAccess.RunCompletionsInline())
-        {
-            inlineRead = engine.ReadAsync(inlineFifo.Reader, new byte[1], -1, CancellationToken.None);
-        }
-        ValueTask<int> pooledRead = engine.ReadAsync(pooledFifo.Reader, new byte[1], -1, CancellationToken.None);
-        Assert.False(inlineRead.IsCompleted);
-        Assert.False(pooledRead.IsCompleted);
-        OnCompleted(inlineRead, inlineThread);
-        OnCompleted(pooledRead, pooledThread);
+        Assert.False(reads.InlineRead.IsCompleted);
+        Assert.False(reads.PooledRead.IsCompleted);
+        OnCompleted(reads.InlineRead, inlineThread);
+        OnCompleted(reads.PooledRead, pooledThread);
 
         // A storage engine's thread that polls for completions (the ring's thread may take them first).
         var polling = new Thread(() =>
@@ -296,9 +287,9 @@ public class CompletionDeliveryTests
         try
         {
             // One after the other: until the pooled read completes, no pool thread works for this ring.
-            SpindleRandomAccess.Write(inlineFifo.Writer, new byte[] { 1 }, 0);
+            SpindleRandomAccess.Write(reads.InlineFifo.Writer, new byte[] { 1 }, 0);
             Thread reaper = inlineThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
-            SpindleRandomAccess.Write(pooledFifo.Writer, new byte[] { 2 }, 0);
+            SpindleRandomAccess.Write(reads.PooledFifo.Writer, new byte[] { 2 }, 0);
             Thread pool = pooledThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
             Assert.False(reaper.IsThreadPoolThread);
             Assert.True(reaper.ManagedThreadId == Volatile.Read(ref poller) || reaper.Name == "Spindle io_uring", $"ran on {reaper.Name}");
@@ -324,17 +315,10 @@ public class CompletionDeliveryTests
             Console.WriteLine("io_uring is not available: no ring to complete on.");
             return;
         }
-        using var dir = new TempDirectory();
-        using var inlineFifo = new Fifo(dir.File("inline"));
-        using var pooledFifo = new Fifo(dir.File("pooled"));
-        ValueTask<int> inlineRead;
-        using (SpindleRandomAccess.RunCompletionsInline())
-        {
-            inlineRead = engine.ReadAsync(inlineFifo.Reader, new byte[1], -1, CancellationToken.None);
-        }
-        ValueTask<int> pooledRead = engine.ReadAsync(pooledFifo.Reader, new byte[1], -1, CancellationToken.None);
-        SpindleRandomAccess.Write(inlineFifo.Writer, new byte[] { 1 }, 0);
-        SpindleRandomAccess.Write(pooledFifo.Writer, new byte[] { 2 }, 0);
+        using var reads = new InlineAndPooledReads(engine);
+        ValueTask<int> inlineRead = reads.InlineRead, pooledRead = reads.PooledRead;
+        SpindleRandomAccess.Write(reads.InlineFifo.Writer, new byte[] { 1 }, 0);
+        SpindleRandomAccess.Write(reads.PooledFifo.Writer, new byte[] { 2 }, 0);
         var deadline = DateTime.UtcNow + Timeout;
         while (!(inlineRead.IsCompleted && pooledRead.IsCompleted) && DateTime.UtcNow < deadline)
         {
@@ -358,6 +342,39 @@ public class CompletionDeliveryTests
         OnCompleted(pooledRead, pooledThread);
         Thread pool = pooledThread.Task.WaitAsync(Timeout).GetAwaiter().GetResult();
         Assert.NotSame(Thread.CurrentThread, pool);
+    }
+
+    // Two one-byte reads of FIFOs on a ring of a test's own, one started in the inline mode and one not; each completes
+    // when a byte is written to its FIFO.
+    private sealed class InlineAndPooledReads : IDisposable
+    {
+        private readonly TempDirectory _dir = new();
+
+        internal InlineAndPooledReads(IoUringEngine engine)
+        {
+            InlineFifo = new Fifo(_dir.File("inline"));
+            PooledFifo = new Fifo(_dir.File("pooled"));
+            using (SpindleRandomAccess.RunCompletionsInline())
+            {
+                InlineRead = engine.ReadAsync(InlineFifo.Reader, new byte[1], -1, CancellationToken.None);
+            }
+            PooledRead = engine.ReadAsync(PooledFifo.Reader, new byte[1], -1, CancellationToken.None);
+        }
+
+        internal Fifo InlineFifo { get; }
+
+        internal Fifo PooledFifo { get; }
+
+        internal ValueTask<int> InlineRead { get; }
+
+        internal ValueTask<int> PooledRead { get; }
+
+        public void Dispose()
+        {
+            InlineFifo.Dispose();
+            PooledFifo.Dispose();
+            _dir.Dispose();
+        }
     }
 
     private static void OnCompleted(ValueTask<int> read, TaskCompletionSource<Thread> ranOn)

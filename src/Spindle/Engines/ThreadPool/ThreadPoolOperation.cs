@@ -10,12 +10,12 @@ namespace Spindle.Engines.ThreadPool;
 /// </summary>
 internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkItem
 {
-    private readonly OperationPool<ThreadPoolOperation> _pool; // where the object goes back after GetResult
+    private readonly ThreadPoolEngine _owner;                  // where the object goes back after GetResult
     private FileRequest _request;                              // what to run; default while pooled
     private int _claimed;                                      // 1 once a thread runs the call: the pool's, or one waiting for the result
     private int _releases;                                     // 2 while a waiter ran the call and the pool's queue still holds this object
 
-    internal ThreadPoolOperation(OperationPool<ThreadPoolOperation> pool) => _pool = pool;
+    internal ThreadPoolOperation(ThreadPoolEngine owner) => _owner = owner;
 
     /// <summary>
     /// Whether a thread that asks for the result before the pool ran the call may run it itself: a plain pool work item
@@ -136,7 +136,7 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     {
         if (Volatile.Read(ref _releases) == 0 || Interlocked.Decrement(ref _releases) == 0)
         {
-            _pool.Return(this);
+            _owner.Return(this);
         }
     }
 

@@ -91,7 +91,26 @@ internal sealed class HandleFacts
     /// Spindle with a raw handle (the public entries, a batch's members); the router and the executors are given
     /// the facts and never call this.
     /// </summary>
-    internal static HandleFacts Of(SafeFileHandle handle) => s_facts.GetValue(handle, s_probe);
+    internal static HandleFacts Of(SafeFileHandle handle)
+    {
+        // The thread's last handle first: a caller's reads of one file come one after another, and the weak table's
+        // lookup costs more than the rest of a cached read's way to its system call. The handle is held weakly there too.
+        HandleFacts? last = t_last;
+        if (last is not null && last._owner!.TryGetTarget(out SafeFileHandle? owner) && ReferenceEquals(owner, handle))
+        {
+            return last;
+        }
+        HandleFacts facts = s_facts.GetValue(handle, s_probe);
+        facts._owner ??= new WeakReference<SafeFileHandle>(handle);
+        t_last = facts;
+        return facts;
+    }
+
+    // The facts this thread looked up last, and the handle they belong to (weakly: the cache keeps no handle alive).
+    [ThreadStatic]
+    private static HandleFacts? t_last;
+
+    private WeakReference<SafeFileHandle>? _owner;
 
     /// <summary>
     /// The facts of a handle Spindle opened, asking the kernel only what <paramref name="opened"/> does not

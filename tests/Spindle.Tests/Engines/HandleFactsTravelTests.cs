@@ -125,4 +125,38 @@ public class HandleFactsTravelTests
         Assert.Same(facts, HandleFacts.Of(handle));
         Assert.Equal(systemCalls, facts.SystemCalls);
     }
+
+    [Fact]
+    public void A_threads_last_lookup_answers_only_for_the_same_handle_and_never_for_a_closed_ones_successor()
+    {
+        using var dir = new TempDirectory();
+        File.WriteAllBytes(dir.File("f"), new byte[4096]);
+        var fifo = new Fifo(dir.File("pipe"));
+        SafeFileHandle file = File.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.ReadWrite);
+        HandleFacts fileFacts = HandleFacts.Of(file);
+        Assert.Same(fileFacts, HandleFacts.Of(file)); // the thread's last lookup
+        Assert.False(fileFacts.MayBlockIndefinitely);
+
+        // Another handle right after: its own facts, not the last ones.
+        HandleFacts pipeFacts = HandleFacts.Of(fifo.Reader);
+        Assert.NotSame(fileFacts, pipeFacts);
+        Assert.True(pipeFacts.MayBlockIndefinitely, "a pipe's facts, not the file's");
+
+        // A closed handle's descriptor number is reused by the next open: the new handle gets facts of its own.
+        int number = (int)fifo.Reader.DangerousGetHandle();
+        HandleFacts.Of(fifo.Reader); // the pipe is the thread's last lookup when it closes
+        fifo.Dispose();
+        using SafeFileHandle reopened = File.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.Read);
+        HandleFacts reopenedFacts = HandleFacts.Of(reopened);
+        Assert.NotSame(pipeFacts, reopenedFacts);
+        Assert.False(reopenedFacts.MayBlockIndefinitely, $"the file reopened (descriptor {(int)reopened.DangerousGetHandle()}, was {number}) is not the pipe");
+
+        // Forgotten facts are learned again even by the thread that looked them up last.
+        Assert.Same(fileFacts, HandleFacts.Of(file));
+        HandleFacts.Forget(file);
+        Assert.False(HandleFacts.IsKnown(file));
+        Assert.NotSame(fileFacts, HandleFacts.Of(file));
+        Assert.True(HandleFacts.IsKnown(file), "the lookup learned the facts again and put them back");
+        file.Dispose();
+    }
 }

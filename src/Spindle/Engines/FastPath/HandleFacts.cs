@@ -131,7 +131,14 @@ internal sealed class HandleFacts
     internal static bool IsKnown(SafeFileHandle handle) => s_facts.TryGetValue(handle, out _);
 
     /// <summary>Forgets the handle's facts (tests: so that any later lookup shows, by learning them again).</summary>
-    internal static void Forget(SafeFileHandle handle) => s_facts.Remove(handle);
+    internal static void Forget(SafeFileHandle handle)
+    {
+        if (s_facts.TryGetValue(handle, out HandleFacts? facts))
+        {
+            facts._owner?.SetTarget(null!); // no thread's last lookup matches them any more
+            s_facts.Remove(handle);
+        }
+    }
 
     /// <summary>Learns the facts of a handle from the kernel alone, as for a handle opened elsewhere (not cached).</summary>
     internal static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);

@@ -56,6 +56,15 @@ public sealed class SyncOverAsync : Workload
     /// <inheritdoc />
     public override long CallsPerInvocation => _reads;
 
+    /// <summary>
+    /// The same shape in C: fio's <c>psync</c> engine with one thread per caller, each reading and waiting in turn. Its
+    /// worst completion latency is what this machine gives a thread that waits for its read, whatever the library.
+    /// </summary>
+    public override FioJob? Fio => new("randread", BlockSize, "psync", 1, Direct: true, _path, _fileSize)
+    {
+        ExtraArguments = [$"--numjobs={_threads}", "--thread", "--group_reporting"],
+    };
+
     /// <inheritdoc />
     public override void Setup(BenchFiles files)
     {

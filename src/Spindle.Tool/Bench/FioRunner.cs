@@ -86,7 +86,7 @@ public static class FioRunner
     /// Reads the first job's figures from fio's JSON output: iops and bandwidth of <paramref name="side"/>
     /// (read or write), CPU per I/O from the job's <c>usr_cpu</c> and <c>sys_cpu</c> (percent of one CPU
     /// over <c>job_runtime</c> milliseconds) and the side's <c>total_ios</c>, context switches per I/O from the
-    /// job's <c>ctx</c>, and the 50th and 99th percentiles of <c>clat_ns</c>. Figures fio leaves out are NaN.
+    /// job's <c>ctx</c>, and the 50th and 99th percentiles and the maximum of <c>clat_ns</c>. Figures fio leaves out are NaN.
     /// </summary>
     public static FioResult Parse(string json, string command, string side)
     {
@@ -98,11 +98,18 @@ public static class FioRunner
         double ios = Number(figures, "total_ios");
         double cpuPercent = Number(job, "usr_cpu") + Number(job, "sys_cpu");
         double runtimeNs = Number(job, "job_runtime") * 1e6;
-        double percentile50 = double.NaN, percentile99 = double.NaN;
-        if (figures.TryGetProperty("clat_ns", out JsonElement clat) && clat.TryGetProperty("percentile", out JsonElement percentiles))
+        double percentile50 = double.NaN, percentile99 = double.NaN, worst = double.NaN;
+        if (figures.TryGetProperty("clat_ns", out JsonElement clat))
         {
-            percentile50 = Number(percentiles, "50.000000");
-            percentile99 = Number(percentiles, "99.000000");
+            if (clat.TryGetProperty("percentile", out JsonElement percentiles))
+            {
+                percentile50 = Number(percentiles, "50.000000");
+                percentile99 = Number(percentiles, "99.000000");
+            }
+            if (Number(clat, "N") > 0)
+            {
+                worst = Number(clat, "max");
+            }
         }
         return new FioResult(command, figures.GetProperty("iops").GetDouble(), figures.GetProperty("bw_bytes").GetDouble())
         {
@@ -111,6 +118,7 @@ public static class FioRunner
             ContextSwitchesPerOperation = ios > 0 ? Number(job, "ctx") / ios : double.NaN,
             P50Ns = percentile50,
             P99Ns = percentile99,
+            WorstNs = worst,
         };
     }
 

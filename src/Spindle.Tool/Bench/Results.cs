@@ -74,6 +74,9 @@ public sealed record FioResult(string Command, double Iops, double BytesPerSecon
 
     /// <summary>fio's 99th percentile completion latency (<c>clat_ns</c>); NaN when not reported.</summary>
     public double P99Ns { get; init; } = double.NaN;
+
+    /// <summary>fio's longest single completion latency (<c>clat_ns</c> max); NaN when not reported or the side did no I/O.</summary>
+    public double WorstNs { get; init; } = double.NaN;
 }
 
 /// <summary>Everything measured for one row of the matrix.</summary>

@@ -70,6 +70,7 @@ public static class BenchJson
                         ["ioUringEntersPerOperation"] = Number(fio.RingEntersPerOperation),
                         ["p50Ns"] = Number(fio.P50Ns),
                         ["p99Ns"] = Number(fio.P99Ns),
+                        ["worstNs"] = Number(fio.WorstNs),
                         ["autoShare"] = Number(SpecTargets.FioShare(row)),
                     }
                     : null,

@@ -81,7 +81,7 @@ public static class BenchTable
             {
                 table.Add(name, "fio", Units.Nanoseconds(fio.NsPerOperation), Rate(fio.Iops), Units.Nanoseconds(fio.CpuNsPerOperation),
                     PerOperation(fio.ContextSwitchesPerOperation), PerOperation(fio.RingEntersPerOperation),
-                    Units.Nanoseconds(fio.P50Ns), Units.Nanoseconds(fio.P99Ns), "");
+                    Units.Nanoseconds(fio.P50Ns), Units.Nanoseconds(fio.P99Ns), Units.Nanoseconds(fio.WorstNs));
             }
             else if (row.HasFioJob)
             {

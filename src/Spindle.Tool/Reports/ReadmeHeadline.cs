@@ -28,7 +28,7 @@ public static class ReadmeHeadline
         ("RandomRead4K.Direct(QD 128,", "4 KiB random `ReadAsync`, 128 in flight"),
         ("ReadsAtOnce4K.Direct(", "64 × 4 KiB `ReadAsync` started at once"),
         ("BatchRead4K.Direct(32 ", "`ReadBatchAsync`, 32 × 4 KiB per batch"),
-        ("SyncOverAsync4K.Direct(", "sync-over-async: 64 pool threads each waiting for its reads"),
+        ("SyncOverAsync4K.Direct(", "sync-over-async: 64 pool threads each waiting for its reads (fio: `psync`, a thread each)"),
         ("SequentialRead.Direct(", "1 MiB sequential reads, 8 in flight"),
     ];
 

@@ -62,7 +62,7 @@ public class CliPartsTests
     }
 
     [Fact]
-    public void Fio_json_gives_cpu_per_io_and_completion_latency_percentiles()
+    public void Fio_json_gives_cpu_per_io_and_completion_latency_percentiles_and_worst()
     {
         // Trimmed from `fio --output-format=json` (fio-3.33, io_uring, 4 KiB random reads at depth 8).
         const string json = """
@@ -90,11 +90,13 @@ public class CliPartsTests
         Assert.Equal(0.25 * 1003e6 / 21037, read.CpuNsPerOperation, 3);
         Assert.Equal(136192, read.P50Ns);
         Assert.Equal(4685824, read.P99Ns);
+        Assert.Equal(20316160, read.WorstNs);
 
         // A side without I/O has no CPU per I/O; fio prints no percentiles for it.
         FioResult write = FioRunner.Parse(json, "fio …", "write");
         Assert.True(double.IsNaN(write.CpuNsPerOperation));
         Assert.True(double.IsNaN(write.P50Ns) && double.IsNaN(write.P99Ns));
+        Assert.True(double.IsNaN(write.WorstNs)); // its clat_ns has a max of 0 over no I/O, which is no latency
     }
 
     [Fact]

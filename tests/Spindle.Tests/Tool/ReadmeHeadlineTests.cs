@@ -58,7 +58,7 @@ public class ReadmeHeadlineTests
         Assert.StartsWith("| O_DIRECT reads | ops/s: System.IO / Auto / fio | CPU µs per op: System.IO / Auto / fio | context switches per op: System.IO / Auto / fio | io_uring_enter per op: Auto / fio |", lines[1]);
         // In the README's order (depth before sync-over-async), quiet rows only, fio's figures where the row has a job.
         Assert.Equal("| 4 KiB random `ReadAsync`, 8 in flight | 20,000 / 25,000 / 40,000 | 12.5 / 26.1 / 7.5 | 1.00 / 9.80 / 0.12 | 0.99 / 1.08 |", lines[3]);
-        Assert.Equal("| sync-over-async: 64 pool threads each waiting for its reads | 10,000 / 20,000 | 60.0 / 40.0 | 7.90 / 8.00 | 0.71 |", lines[4]);
+        Assert.Equal("| sync-over-async: 64 pool threads each waiting for its reads (fio: `psync`, a thread each) | 10,000 / 20,000 | 60.0 / 40.0 | 7.90 / 8.00 | 0.71 |", lines[4]);
         Assert.Equal("", lines[5]);
         Assert.StartsWith("Written by `spindle bench --quick` on 2026-11-28 05:00 UTC: 2 × Test CPU, Linux 6.1, load average 1.00 2.00 3.00 at the start", lines[6]);
         Assert.DoesNotContain("RandomAccess.Read", block);

@@ -17,6 +17,16 @@ public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, in
     /// </summary>
     public string? IoMemoryFile { get; init; }
 
+    /// <summary>
+    /// fio's <c>psync</c> engine with one thread per caller (<c>numjobs</c> = <paramref name="callers"/>), each reading
+    /// and waiting in turn, the figures of all threads summed: the shape of callers that each block on their own I/O.
+    /// </summary>
+    public static FioJob ThreadPerCaller(string readWrite, int blockSize, int callers, bool direct, string fileName, long fileSize)
+        => new(readWrite, blockSize, "psync", 1, direct, fileName, fileSize)
+        {
+            ExtraArguments = [$"--numjobs={callers}", "--thread", "--group_reporting"],
+        };
+
     /// <summary>More fio arguments after the others (for example <c>--numjobs</c>, batched submission, a sync after each write), or none.</summary>
     public IReadOnlyList<string> ExtraArguments { get; init; } = [];
 

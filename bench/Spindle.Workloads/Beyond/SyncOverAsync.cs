@@ -60,10 +60,7 @@ public sealed class SyncOverAsync : Workload
     /// The same shape in C: fio's <c>psync</c> engine with one thread per caller, each reading and waiting in turn. Its
     /// worst completion latency is what this machine gives a thread that waits for its read, whatever the library.
     /// </summary>
-    public override FioJob? Fio => new("randread", BlockSize, "psync", 1, Direct: true, _path, _fileSize)
-    {
-        ExtraArguments = [$"--numjobs={_threads}", "--thread", "--group_reporting"],
-    };
+    public override FioJob? Fio => FioJob.ThreadPerCaller("randread", BlockSize, _threads, direct: true, _path, _fileSize);
 
     /// <inheritdoc />
     public override void Setup(BenchFiles files)

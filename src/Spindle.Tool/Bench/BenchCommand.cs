@@ -22,8 +22,8 @@ public sealed class BenchCommand : ICommand
         matrix: FileStream and RandomAccess reads, writes, seeks and copies as .NET's own benchmarks do
         them, 4 KiB random reads (page cache and O_DIRECT, 1 to 128 in flight; 64 started at once; 64
         pool threads each waiting for its reads synchronously, beside fio's psync engine with a thread
-        each), sequential 1 MiB O_DIRECT reads and
-        writes, a 1 GiB file copy, and a queue-depth sweep of O_DIRECT random reads.
+        each), sequential 1 MiB O_DIRECT reads and writes, a 1 GiB file copy, and a queue-depth sweep of
+        O_DIRECT random reads.
         Each contender warms up until its time settles and the JIT has compiled its optimised (tier-1)
         code, so both sides run steady-state code; then System.IO, every Spindle engine and fio run
         interleaved round by round, and rows whose verdict is still open get more rounds of System.IO

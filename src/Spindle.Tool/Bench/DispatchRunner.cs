@@ -76,11 +76,9 @@ internal static class DispatchRunner
     /// </summary>
     public static FioJob FioJob(DispatchTarget target, int inFlight, string engine)
     {
-        bool uring = engine == "io_uring";
-        return new FioJob("randread", DispatchCallers.BlockSize, engine, uring ? inFlight : 1, target.Direct, target.Path, target.Size)
-        {
-            ExtraArguments = uring ? [] : [$"--numjobs={inFlight}", "--thread", "--group_reporting"],
-        };
+        return engine == "io_uring"
+            ? new FioJob("randread", DispatchCallers.BlockSize, engine, inFlight, target.Direct, target.Path, target.Size)
+            : Spindle.Workloads.FioJob.ThreadPerCaller("randread", DispatchCallers.BlockSize, inFlight, target.Direct, target.Path, target.Size);
     }
 
     /// <summary>

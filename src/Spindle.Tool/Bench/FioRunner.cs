@@ -106,9 +106,9 @@ public static class FioRunner
                 percentile50 = Number(percentiles, "50.000000");
                 percentile99 = Number(percentiles, "99.000000");
             }
-            if (Number(clat, "N") > 0)
+            if (ios > 0)
             {
-                worst = Number(clat, "max");
+                worst = Number(clat, "max"); // a side without I/O reports a max of 0, which is no latency
             }
         }
         return new FioResult(command, figures.GetProperty("iops").GetDouble(), figures.GetProperty("bw_bytes").GetDouble())

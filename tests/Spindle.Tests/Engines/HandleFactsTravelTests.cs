@@ -131,8 +131,8 @@ public class HandleFactsTravelTests
     {
         using var dir = new TempDirectory();
         File.WriteAllBytes(dir.File("f"), new byte[4096]);
-        var fifo = new Fifo(dir.File("pipe"));
-        SafeFileHandle file = File.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.ReadWrite);
+        using var fifo = new Fifo(dir.File("pipe"));
+        using SafeFileHandle file = File.OpenHandle(dir.File("f"), FileMode.Open, FileAccess.ReadWrite);
         HandleFacts fileFacts = HandleFacts.Of(file);
         Assert.Same(fileFacts, HandleFacts.Of(file)); // the thread's last lookup
         Assert.False(fileFacts.MayBlockIndefinitely);
@@ -157,6 +157,5 @@ public class HandleFactsTravelTests
         Assert.False(HandleFacts.IsKnown(file));
         Assert.NotSame(fileFacts, HandleFacts.Of(file));
         Assert.True(HandleFacts.IsKnown(file), "the lookup learned the facts again and put them back");
-        file.Dispose();
     }
 }

@@ -199,7 +199,7 @@ static class Parent
                 CpuMicrosPerOp = cpuFraction * runtimeMs * 1000 / ios,
                 SwitchesPerOp = ctx / ios,
                 EntersPerOp = double.NaN,
-                WorstWaitMs = read.GetProperty("clat_ns").GetProperty("max").GetDouble() / 1e6,
+                WorstWaitMs = read.GetProperty("lat_ns").GetProperty("max").GetDouble() / 1e6, // submission and completion
             };
         }
     }

@@ -46,6 +46,7 @@ public sealed record FioJob(string ReadWrite, int BlockSize, string IoEngine, in
         $"--runtime={Runtime(runtime)}",
         "--time_based",
         "--output-format=json",
+        "--lat_percentiles=1", // percentiles of the whole latency (submission and completion), as callers measure theirs
         .. ExtraArguments,
     ];
 

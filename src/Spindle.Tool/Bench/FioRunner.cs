@@ -86,7 +86,8 @@ public static class FioRunner
     /// Reads the first job's figures from fio's JSON output: iops and bandwidth of <paramref name="side"/>
     /// (read or write), CPU per I/O from the job's <c>usr_cpu</c> and <c>sys_cpu</c> (percent of one CPU
     /// over <c>job_runtime</c> milliseconds) and the side's <c>total_ios</c>, context switches per I/O from the
-    /// job's <c>ctx</c>, and the 50th and 99th percentiles and the maximum of <c>clat_ns</c>. Figures fio leaves out are NaN.
+    /// job's <c>ctx</c>, and the 50th and 99th percentiles and the maximum of each I/O's whole latency (<c>lat_ns</c>, which
+    /// <see cref="FioJob"/> asks fio to give percentiles of; the completion latency <c>clat_ns</c> when fio gave none). Figures fio leaves out are NaN.
     /// </summary>
     public static FioResult Parse(string json, string command, string side)
     {
@@ -99,16 +100,16 @@ public static class FioRunner
         double cpuPercent = Number(job, "usr_cpu") + Number(job, "sys_cpu");
         double runtimeNs = Number(job, "job_runtime") * 1e6;
         double percentile50 = double.NaN, percentile99 = double.NaN, worst = double.NaN;
-        if (figures.TryGetProperty("clat_ns", out JsonElement clat))
+        if (Latencies(figures) is { } latencies)
         {
-            if (clat.TryGetProperty("percentile", out JsonElement percentiles))
+            if (latencies.TryGetProperty("percentile", out JsonElement percentiles))
             {
                 percentile50 = Number(percentiles, "50.000000");
                 percentile99 = Number(percentiles, "99.000000");
             }
             if (ios > 0)
             {
-                worst = Number(clat, "max"); // a side without I/O reports a max of 0, which is no latency
+                worst = Number(latencies, "max"); // a side without I/O reports a max of 0, which is no latency
             }
         }
         return new FioResult(command, figures.GetProperty("iops").GetDouble(), figures.GetProperty("bw_bytes").GetDouble())
@@ -120,6 +121,17 @@ public static class FioRunner
             P99Ns = percentile99,
             WorstNs = worst,
         };
+    }
+
+    // The whole latency of each I/O (lat_ns: submission and completion, as a caller's wait from the call to its result)
+    // when fio was asked for its percentiles (FioJob: --lat_percentiles=1); else the completion latency (clat_ns).
+    private static JsonElement? Latencies(JsonElement figures)
+    {
+        if (figures.TryGetProperty("lat_ns", out JsonElement total) && total.TryGetProperty("percentile", out _))
+        {
+            return total;
+        }
+        return figures.TryGetProperty("clat_ns", out JsonElement completion) ? completion : null;
     }
 
     private static double Number(JsonElement element, string name) =>

@@ -69,13 +69,13 @@ public sealed record FioResult(string Command, double Iops, double BytesPerSecon
     /// <summary>fio's <c>io_uring_enter</c> calls per I/O, counted by <c>perf stat</c> around it; NaN when not counted.</summary>
     public double RingEntersPerOperation { get; init; } = double.NaN;
 
-    /// <summary>fio's median completion latency (<c>clat_ns</c> 50th percentile); NaN when not reported.</summary>
+    /// <summary>fio's median latency per I/O, submission and completion (<c>lat_ns</c> 50th percentile); NaN when not reported.</summary>
     public double P50Ns { get; init; } = double.NaN;
 
-    /// <summary>fio's 99th percentile completion latency (<c>clat_ns</c>); NaN when not reported.</summary>
+    /// <summary>fio's 99th percentile latency per I/O (<c>lat_ns</c>); NaN when not reported.</summary>
     public double P99Ns { get; init; } = double.NaN;
 
-    /// <summary>fio's longest single completion latency (<c>clat_ns</c> max); NaN when not reported or the side did no I/O.</summary>
+    /// <summary>fio's longest single I/O (<c>lat_ns</c> max); NaN when not reported or the side did no I/O.</summary>
     public double WorstNs { get; init; } = double.NaN;
 }
 

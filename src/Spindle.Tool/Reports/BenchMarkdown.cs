@@ -61,7 +61,7 @@ public static class BenchMarkdown
                 + "fio's is (usr_cpu + sys_cpu) × its runtime / its I/Os. "
                 + "Switches/op is the process's context switches (`getrusage`: voluntary + involuntary, every thread) per operation, median over the rounds: each hand-off of a completion to a sleeping thread costs one or more; "
                 + "fio's is its job's `ctx` / its I/Os. Enters/op is `io_uring_enter` calls per operation: Spindle's from its meter (`spindle.io_uring.enters`), fio's counted by `perf stat` on the syscall tracepoint around each fio run; System.IO makes none. "
-                + "p50, p99 and worst are over every operation of every measured round, from the call to the resumed await; fio's are its completion latencies (`clat_ns`), which leave out its submission time.");
+                + "p50, p99 and worst are over every operation of every measured round, from the call to the resumed await; fio's are the same for each of its I/Os (`lat_ns`: submission and completion).");
             text.AppendLine();
             text.Append(cpu.ToMarkdown());
         }

@@ -16,7 +16,7 @@ public static class BenchTable
 
     /// <summary>The terminal's title of <see cref="CpuAndLatency"/>.</summary>
     public const string CpuAndLatencyTitle = "CPU, context switches, io_uring_enter calls and latency per operation (CPU: process user + system time / operations; "
-        + "switches: getrusage voluntary + involuntary, every thread; enters: Spindle's meter, fio's counted by perf; p50/p99/worst per operation; fio: clat percentiles)";
+        + "switches: getrusage voluntary + involuntary, every thread; enters: Spindle's meter, fio's counted by perf; p50/p99/worst per operation; fio: lat_ns percentiles)";
 
     /// <summary>The title of the interval column.</summary>
     public const string IntervalTitle = "95 % interval";

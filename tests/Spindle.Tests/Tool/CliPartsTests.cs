@@ -62,7 +62,7 @@ public class CliPartsTests
     }
 
     [Fact]
-    public void Fio_json_gives_cpu_per_io_and_completion_latency_percentiles_and_worst()
+    public void Fio_json_gives_cpu_per_io_and_latency_percentiles_and_worst()
     {
         // Trimmed from `fio --output-format=json` (fio-3.33, io_uring, 4 KiB random reads at depth 8).
         const string json = """
@@ -78,6 +78,10 @@ public class CliPartsTests
                     "clat_ns" : {
                       "min" : 30000, "max" : 20316160, "mean" : 380000.5, "N" : 21037,
                       "percentile" : { "1.000000" : 57600, "50.000000" : 136192, "90.000000" : 321536, "99.000000" : 4685824, "99.900000" : 17170432 }
+                    },
+                    "lat_ns" : {
+                      "min" : 31000, "max" : 20320256, "mean" : 391000.5, "N" : 21037,
+                      "percentile" : { "1.000000" : 58624, "50.000000" : 140288, "90.000000" : 329728, "99.000000" : 4751360, "99.900000" : 17301504 }
                     }
                   },
                   "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0.0, "runtime" : 0, "total_ios" : 0, "clat_ns" : { "min" : 0, "max" : 0, "N" : 0 } }
@@ -88,9 +92,14 @@ public class CliPartsTests
         FioResult read = FioRunner.Parse(json, "fio …", "read");
         // 25 % of one CPU for 1003 ms over 21037 reads.
         Assert.Equal(0.25 * 1003e6 / 21037, read.CpuNsPerOperation, 3);
-        Assert.Equal(136192, read.P50Ns);
-        Assert.Equal(4685824, read.P99Ns);
-        Assert.Equal(20316160, read.WorstNs);
+        // The whole latency (lat_ns, asked for with --lat_percentiles=1), not the completion latency alone.
+        Assert.Equal(140288, read.P50Ns);
+        Assert.Equal(4751360, read.P99Ns);
+        Assert.Equal(20320256, read.WorstNs);
+        // Without lat_ns percentiles (an older fio, or a job without the option), the completion latency.
+        FioResult completionOnly = FioRunner.Parse(json.Replace("\"lat_ns\"", "\"lat_ns_unused\""), "fio …", "read");
+        Assert.Equal(136192, completionOnly.P50Ns);
+        Assert.Equal(20316160, completionOnly.WorstNs);
 
         // A side without I/O has no CPU per I/O; fio prints no percentiles for it.
         FioResult write = FioRunner.Parse(json, "fio …", "write");
@@ -154,7 +163,7 @@ public class CliPartsTests
     {
         var job = new FioJob("randread", 4096, "io_uring", 32, Direct: true, "/data/f", 1L << 30);
         Assert.Equal(
-            "fio --name=spindle --filename=/data/f --rw=randread --bs=4096 --size=1073741824 --ioengine=io_uring --iodepth=32 --direct=1 --invalidate=1 --runtime=5 --time_based --output-format=json",
+            "fio --name=spindle --filename=/data/f --rw=randread --bs=4096 --size=1073741824 --ioengine=io_uring --iodepth=32 --direct=1 --invalidate=1 --runtime=5 --time_based --output-format=json --lat_percentiles=1",
             job.CommandLine(TimeSpan.FromSeconds(5)));
     }
 }

@@ -16,7 +16,7 @@ public class FioComparisonTests(ITestOutputHelper output)
     {
         var job = new FioJob("read", 1 << 20, "io_uring", 8, Direct: true, "/data/f", 1L << 28) { IoMemoryFile = "/dev/shm/b" };
         Assert.Equal(
-            "fio --iomem=mmapshared:/dev/shm/b --name=spindle --filename=/data/f --rw=read --bs=1048576 --size=268435456 --ioengine=io_uring --iodepth=8 --direct=1 --invalidate=1 --runtime=250ms --time_based --output-format=json",
+            "fio --iomem=mmapshared:/dev/shm/b --name=spindle --filename=/data/f --rw=read --bs=1048576 --size=268435456 --ioengine=io_uring --iodepth=8 --direct=1 --invalidate=1 --runtime=250ms --time_based --output-format=json --lat_percentiles=1",
             job.CommandLine(TimeSpan.FromMilliseconds(250)));
         Assert.DoesNotContain((job with { IoMemoryFile = null }).Arguments(TimeSpan.FromSeconds(1)), a => a.StartsWith("--iomem", StringComparison.Ordinal));
     }

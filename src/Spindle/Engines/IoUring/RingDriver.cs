@@ -30,6 +30,9 @@ internal sealed unsafe class RingDriver
     private readonly ConcurrentQueue<(RingOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
     // Need another SQE; entries carry the generation as in PendingLane.
     private readonly Queue<(RingOperation Operation, uint Generation)> _retries = new();
+    // Need another SQE from the ring's own thread (RingOperation.ReissueFromRingThread).
+    private readonly Queue<(RingOperation Operation, uint Generation)> _ringThreadRetries = new();
+    private int _ringThreadRetryCount;   // its length, for any thread
     private (RingOperation Operation, uint Generation)? _carriedCancel;
     private int _inFlight;               // SQEs submitted whose CQEs have not been reaped (≤ CQ entries)
 
@@ -55,8 +58,8 @@ internal sealed unsafe class RingDriver
     /// <summary>How many operations that may wait for ever can be in the kernel at once.</summary>
     internal int BlockingBudget => _blocking.Budget;
 
-    /// <summary>Whether a request for io-wq workers waits for the ring's thread to place it (any thread).</summary>
-    internal bool WorkersWaiting => !HoldPending && _workers.CanPlace;
+    /// <summary>Whether a request waits for the ring's thread to place it: one for io-wq workers, or a reissue (any thread).</summary>
+    internal bool WaitsForRingThread => (!HoldPending && _workers.CanPlace) || Volatile.Read(ref _ringThreadRetryCount) > 0;
 
     /// <summary>Whether the gate's holder now is the ring's own thread (set by it under the gate).</summary>
     internal bool OnRingThread;
@@ -64,6 +67,7 @@ internal sealed unsafe class RingDriver
     /// <summary>Whether something queued could be placed now (under the gate; the ring's thread must not sleep while so).</summary>
     internal bool CanPlaceMore()
         => (_retries.Count > 0 && HasRoomFor(_retries.Peek().Operation))
+        || (OnRingThread && _ringThreadRetries.Count > 0 && HasRoomFor(_ringThreadRetries.Peek().Operation))
         || (!HoldPending && (_regular.CanPlace || _blocking.CanPlace || (OnRingThread && _workers.CanPlace)))
         || !_cancels.IsEmpty
         || (_carriedCancel is not null && HasRoomForCancel);
@@ -240,17 +244,32 @@ internal sealed unsafe class RingDriver
                 _inFlight++;
             }
         }
-        while (_retries.Count > 0)
+        PlaceRetries(_retries);
+        if (OnRingThread && _ringThreadRetries.Count > 0)
         {
-            var (operation, generation) = _retries.Peek();
+            PlaceRetries(_ringThreadRetries);
+            Volatile.Write(ref _ringThreadRetryCount, _ringThreadRetries.Count);
+        }
+        if (!HoldPending && Place(_regular) && Place(_blocking) && OnRingThread)
+        {
+            Place(_workers);
+        }
+    }
+
+    // Places operations that need another SQE, in order, while there is room.
+    private void PlaceRetries(Queue<(RingOperation Operation, uint Generation)> retries)
+    {
+        while (retries.Count > 0)
+        {
+            var (operation, generation) = retries.Peek();
             if (!operation.IsQueued(generation))
             {
-                _retries.Dequeue();
+                retries.Dequeue();
                 continue;
             }
             if (operation.CancelRequested)
             {
-                _retries.Dequeue();
+                retries.Dequeue();
                 CancelQueued(operation, generation);
                 continue;
             }
@@ -258,11 +277,7 @@ internal sealed unsafe class RingDriver
             {
                 break;
             }
-            _retries.Dequeue();
-        }
-        if (!HoldPending && Place(_regular) && Place(_blocking) && OnRingThread)
-        {
-            Place(_workers);
+            retries.Dequeue();
         }
     }
 
@@ -315,6 +330,12 @@ internal sealed unsafe class RingDriver
     private void Retry(RingOperation operation)
     {
         operation.Requeue();
+        if (operation.ReissueFromRingThread)
+        {
+            _ringThreadRetries.Enqueue((operation, operation.Generation));
+            Volatile.Write(ref _ringThreadRetryCount, _ringThreadRetries.Count);
+            return;
+        }
         _retries.Enqueue((operation, operation.Generation));
     }
 

@@ -124,6 +124,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     private protected virtual bool WaiterMayRun => false;
 
+    /// <summary>
+    /// Whether the operation's next SQE must go in from the ring's own thread: the kernel could not issue it on the
+    /// thread that submitted it (<see cref="OnTransferError"/>).
+    /// </summary>
+    internal bool ReissueFromRingThread { get; private set; }
+
     /// <summary>Whether the kernel serves the request in an io-wq worker (opens, closes, syncs, durable writes): it goes in from the ring's thread.</summary>
     internal virtual bool WaitsInWorker => false;
 
@@ -183,6 +189,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         _transferred = 0;
         _cancelRequested = false;
         _ranHere = false;
+        ReissueFromRingThread = false;
         if (handle is null)
         {
             _handle = default;
@@ -247,6 +254,15 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         {
             Cancel(); // the kernel wrote nothing of it, or the write had not begun
             return false;
+        }
+        if (errno == Errno.EFAULT && !ReissueFromRingThread)
+        {
+            // io_uring issues some requests again on the thread that submitted them (an uncached buffered read, once its
+            // page is in; a request that waited for readiness) and fails them with EFAULT when that thread has exited
+            // meanwhile. Nothing was transferred and the buffers are pinned: the request goes in again from the ring's
+            // thread, which never exits. An EFAULT from there is the buffer's own.
+            ReissueFromRingThread = true;
+            return ContinueUnlessCancelled();
         }
         if (_offset >= 0 && errno is Errno.ESPIPE or Errno.ENXIO)
         {

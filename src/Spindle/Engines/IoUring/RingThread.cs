@@ -244,9 +244,9 @@ internal sealed unsafe class RingThread
                 break;
             }
         }
-        if (_driver.WorkersWaiting)
+        if (_driver.WaitsForRingThread)
         {
-            WakeRingThread(); // requests for io-wq workers go in from the ring's thread only
+            WakeRingThread(); // requests for io-wq workers, and reissues, go in from the ring's thread only
         }
         else if (!runInline && !_inline.IsEmpty)
         {
@@ -577,7 +577,7 @@ internal sealed unsafe class RingThread
         Volatile.Write(ref _inKernel, 1);
         // Pairs with the callers' fences: either they see the thread in the kernel and wake it, or it sees their requests.
         Interlocked.MemoryBarrier();
-        if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && !_driver.WorkersWaiting && _inline.IsEmpty)
+        if (!_driver.HasCompletion && Volatile.Read(ref _flushWanted) == 0 && !_driver.WaitsForRingThread && _inline.IsEmpty)
         {
             EngineProbe.Current?.Sleeping(this, true);
             _driver.Wait();
@@ -596,7 +596,7 @@ internal sealed unsafe class RingThread
         // Pairs with DrainEnded and WakeIfSleeping: either they see the thread parked, or it sees their change.
         Interlocked.MemoryBarrier();
         bool nobodyPolls = Volatile.Read(ref _poller) == 0 && !Completions.HasDrains;
-        if (nobodyPolls || Volatile.Read(ref _flushWanted) != 0 || _driver.WorkersWaiting || !_inline.IsEmpty)
+        if (nobodyPolls || Volatile.Read(ref _flushWanted) != 0 || _driver.WaitsForRingThread || !_inline.IsEmpty)
         {
             Volatile.Write(ref _parked, 0);
             return;

@@ -118,11 +118,11 @@ static class Parent
     private static void Print(string name, Dictionary<string, List<Result>> results)
     {
         Console.WriteLine($"## {name}");
-        Console.WriteLine("| contender | ops/s | CPU us/op | ctx sw/op | enters/op | worst wait ms | methods JIT-compiled while timed | rounds |");
-        Console.WriteLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+        Console.WriteLine("| contender | ops/s | CPU us/op | ctx sw/op | enters/op | p50 us | p99 us | worst wait ms | methods JIT-compiled while timed | rounds |");
+        Console.WriteLine("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
         foreach (var (key, list) in results)
         {
-            Console.WriteLine($"| {key} | {Median(list, r => r.OpsPerSecond):F0} | {Median(list, r => r.CpuMicrosPerOp):F2} | {Median(list, r => r.SwitchesPerOp):F3} | {Median(list, r => r.EntersPerOp):F3} | {Median(list, r => r.WorstWaitMs):F1} | {Median(list, r => r.JitMethodsWhileTimed):F0} | {list.Count} |");
+            Console.WriteLine($"| {key} | {Median(list, r => r.OpsPerSecond):F0} | {Median(list, r => r.CpuMicrosPerOp):F2} | {Median(list, r => r.SwitchesPerOp):F3} | {Median(list, r => r.EntersPerOp):F3} | {Median(list, r => r.P50Micros):F1} | {Median(list, r => r.P99Micros):F1} | {Median(list, r => r.WorstWaitMs):F1} | {Median(list, r => r.JitMethodsWhileTimed):F0} | {list.Count} |");
         }
         if (results.TryGetValue("auto", out var auto))
         {
@@ -130,7 +130,7 @@ static class Parent
             {
                 if (results.TryGetValue(other, out var o))
                 {
-                    Console.WriteLine($"Auto / {other}: ops/s {Median(auto, r => r.OpsPerSecond) / Median(o, r => r.OpsPerSecond):F2}x, CPU per op {Median(auto, r => r.CpuMicrosPerOp) / Median(o, r => r.CpuMicrosPerOp):F2}x");
+                    Console.WriteLine($"Auto / {other}: ops/s {Median(auto, r => r.OpsPerSecond) / Median(o, r => r.OpsPerSecond):F2}x, CPU per op {Median(auto, r => r.CpuMicrosPerOp) / Median(o, r => r.CpuMicrosPerOp):F2}x, p99 {Median(auto, r => r.P99Micros) / Median(o, r => r.P99Micros):F2}x");
                 }
             }
         }
@@ -166,7 +166,7 @@ static class Parent
     }
 
     private static string FioArgs(string file, int depth, double seconds, bool batch)
-        => $"--name=r --filename={file} --ioengine=io_uring --direct=1 --rw=randread --bs=4k --iodepth={depth} --time_based --runtime={seconds}s --ramp_time=0.5s --output-format=json"
+        => $"--name=r --filename={file} --ioengine=io_uring --direct=1 --rw=randread --bs=4k --iodepth={depth} --time_based --runtime={seconds}s --ramp_time=0.5s --output-format=json --lat_percentiles=1"
            + (batch ? $" --iodepth_batch_submit={depth} --iodepth_batch_complete_min={depth}" : "");
 
     private static Result? RunFio(string fioArgs, string cores)
@@ -200,9 +200,15 @@ static class Parent
                 SwitchesPerOp = ctx / ios,
                 EntersPerOp = double.NaN,
                 WorstWaitMs = read.GetProperty("lat_ns").GetProperty("max").GetDouble() / 1e6, // submission and completion
+                P50Micros = LatencyPercentile(read, "50.000000"),
+                P99Micros = LatencyPercentile(read, "99.000000"),
             };
         }
     }
+
+    // fio's whole latency per I/O (lat_ns: submission and completion), as the children measure theirs.
+    private static double LatencyPercentile(JsonElement read, string percent)
+        => read.GetProperty("lat_ns").TryGetProperty("percentile", out JsonElement percentiles) ? percentiles.GetProperty(percent).GetDouble() / 1e3 : double.NaN;
 
     private static void EnsureFile(string file)
     {
@@ -235,7 +241,56 @@ sealed class Result
     public double SwitchesPerOp { get; set; }
     public double EntersPerOp { get; set; }
     public double WorstWaitMs { get; set; }
+    public double P50Micros { get; set; } = double.NaN;
+    public double P99Micros { get; set; } = double.NaN;
     public double JitMethodsWhileTimed { get; set; }
+}
+
+/// <summary>
+/// Latencies of one loop, without allocating while it runs: 1 µs buckets up to 4 ms, then 64 µs buckets up to about
+/// 260 ms, the last bucket holding anything longer. Loops merge theirs at the end; percentiles by nearest rank.
+/// </summary>
+sealed class LatencyHistogram
+{
+    private const int Fine = 4096;
+    private const int Coarse = 4096;
+    private static readonly double s_ticksPerMicro = Stopwatch.Frequency / 1e6;
+    private readonly long[] _counts = new long[Fine + Coarse];
+
+    public void Record(long ticks)
+    {
+        long micros = (long)(ticks / s_ticksPerMicro);
+        long bucket = micros < Fine ? micros : Math.Min(Fine + (micros - Fine) / 64, Fine + Coarse - 1);
+        _counts[bucket]++;
+    }
+
+    public void Merge(LatencyHistogram other)
+    {
+        lock (this)
+        {
+            for (int i = 0; i < _counts.Length; i++)
+            {
+                _counts[i] += other._counts[i];
+            }
+        }
+    }
+
+    /// <summary>The latency (µs, a bucket's lower edge) below which <paramref name="percent"/> % of the samples fall; NaN without samples.</summary>
+    public double Percentile(double percent)
+    {
+        long total = _counts.Sum();
+        long rank = (long)Math.Ceiling(total * percent / 100);
+        long seen = 0;
+        for (int i = 0; i < _counts.Length; i++)
+        {
+            seen += _counts[i];
+            if (seen >= rank && total > 0)
+            {
+                return i < Fine ? i : Fine + (i - Fine) * 64.0;
+            }
+        }
+        return double.NaN;
+    }
 }
 
 static partial class Child
@@ -316,7 +371,7 @@ static partial class Child
     // pass compiled no method (at most 20 passes): a window that overlaps the runtime's tier-up measures the JIT, not the
     // I/O (at one in flight it went on for about 2 s of a child's run), and Spindle, not precompiled as the runtime's own
     // code is, has more of it.
-    private static Result Measure(Func<long> warm, Func<(long Ops, double WorstMs)> timed)
+    private static Result Measure(Func<long> warm, Func<(long Ops, double WorstMs)> timed, LatencyHistogram? latencies = null)
     {
         for (int pass = 0; pass < 20; pass++)
         {
@@ -341,6 +396,8 @@ static partial class Child
             SwitchesPerOp = (double)(after.Switches - before.Switches) / ops,
             EntersPerOp = (double)(Enters() - enters) / ops,
             WorstWaitMs = worst,
+            P50Micros = latencies?.Percentile(50) ?? double.NaN,
+            P99Micros = latencies?.Percentile(99) ?? double.NaN,
             JitMethodsWhileTimed = System.Runtime.JitInfo.GetCompiledMethodCount() - compiledBefore,
         };
     }
@@ -348,7 +405,8 @@ static partial class Child
     private static Result Loops(SafeFileHandle handle, bool auto, int depth, int workMicros, double seconds)
     {
         Memory<byte>[] buffers = Buffers(depth);
-        (long, double) RunFor(double s)
+        var recorded = new LatencyHistogram(); // the timed window's latencies, not the warm-up's
+        (long, double) RunFor(double s, LatencyHistogram? merged)
         {
             long deadline = Stopwatch.GetTimestamp() + (long)(s * Stopwatch.Frequency);
             long ops = 0;
@@ -360,24 +418,28 @@ static partial class Child
                 loops[i] = Task.Run(async () =>
                 {
                     var random = new Random();
+                    var histogram = new LatencyHistogram();
                     long n = 0;
                     long w = 0;
                     while (Stopwatch.GetTimestamp() < deadline)
                     {
                         long t = Stopwatch.GetTimestamp();
                         await Read(handle, auto, buffer, random);
-                        w = Math.Max(w, Stopwatch.GetTimestamp() - t);
+                        long waited = Stopwatch.GetTimestamp() - t;
+                        w = Math.Max(w, waited);
+                        histogram.Record(waited);
                         Spin(workMicros);
                         n++;
                     }
                     Interlocked.Add(ref ops, n);
                     InterlockedMax(ref worst, w);
+                    merged?.Merge(histogram);
                 });
             }
             Task.WaitAll(loops);
             return (ops, worst * 1000.0 / Stopwatch.Frequency);
         }
-        return Measure(() => RunFor(0.5).Item1, () => RunFor(seconds));
+        return Measure(() => RunFor(0.5, null).Item1, () => RunFor(seconds, recorded), recorded);
     }
 
     private static void InterlockedMax(ref long target, long value)

@@ -16,7 +16,8 @@ using Spindle.Workloads;
 // --auto-builds PATH[,PATH] runs the Auto rows of other builds of this harness too (an older Spindle), in the same rounds.
 // Workloads: qd (1/8/32/128 in flight, no work after the await), work (20/100/500 µs after the await, 8 and 32 in
 // flight, all cores and one core), sync (64 pool threads blocking on ReadAsync), batch (ReadBatchAsync of 32 against
-// fio's batched submit and complete), burst (64 reads started at once, 31 times: io_uring_enter per read).
+// fio's batched submit and complete), burst (64 reads started at once, 31 times: io_uring_enter per read), idle (bursts
+// of reads after 2 ms with nothing in flight: the latency of the read that finds the ring idle).
 if (args.Length > 0 && args[0] == "child")
 {
     return Child.Run(args[1..]);
@@ -30,7 +31,7 @@ static class Parent
         string dir = Arg(args, "--dir", "/var/tmp");
         int rounds = int.Parse(Arg(args, "--rounds", "5"));
         double seconds = double.Parse(Arg(args, "--seconds", "3"));
-        string only = Arg(args, "--only", "qd,sync,batch,burst,work");
+        string only = Arg(args, "--only", "qd,sync,batch,burst,work,idle");
         int[] depths = Arg(args, "--depths", "1,8,32,128").Split(',').Select(int.Parse).ToArray();
         int[] works = Arg(args, "--works", "20,100,500").Split(',').Select(int.Parse).ToArray();
         int[] workDepths = Arg(args, "--work-depths", "8,32").Split(',').Select(int.Parse).ToArray();
@@ -73,6 +74,12 @@ static class Parent
                     break;
                 case "burst":
                     rows.Add(("64 at once x31", ["auto"], c => ["burst", c, file, "64", "31"], null, ""));
+                    break;
+                case "idle":
+                    foreach (int depth in new[] { 1, 8 })
+                    {
+                        rows.Add(($"first read after idle, {depth} in flight", ["auto", "sysio"], c => ["idle", c, file, depth.ToString(), seconds.ToString()], null, ""));
+                    }
                     break;
             }
         }
@@ -162,7 +169,7 @@ static class Parent
         string output = process.StandardOutput.ReadToEnd();
         process.WaitForExit();
         string? line = output.Split('\n').LastOrDefault(l => l.StartsWith('{'));
-        return line is null ? null : JsonSerializer.Deserialize<Result>(line);
+        return line is null ? null : JsonSerializer.Deserialize<Result>(line, Result.Json);
     }
 
     private static string FioArgs(string file, int depth, double seconds, bool batch)
@@ -236,6 +243,9 @@ static class Parent
 
 sealed class Result
 {
+    // NaN for what a workload does not measure (latency percentiles outside the qd loops).
+    public static readonly JsonSerializerOptions Json = new() { NumberHandling = System.Text.Json.Serialization.JsonNumberHandling.AllowNamedFloatingPointLiterals };
+
     public double OpsPerSecond { get; set; }
     public double CpuMicrosPerOp { get; set; }
     public double SwitchesPerOp { get; set; }
@@ -333,9 +343,10 @@ static partial class Child
             "sync" => SyncOverAsync(handle, auto, int.Parse(args[3]), double.Parse(args[4])),
             "batch" => Batches(handle, auto, int.Parse(args[3]), double.Parse(args[4])),
             "burst" => Bursts(handle, int.Parse(args[3]), int.Parse(args[4])),
+            "idle" => AfterIdle(handle, auto, int.Parse(args[3]), double.Parse(args[4])),
             _ => throw new ArgumentException(workload),
         };
-        Console.WriteLine(JsonSerializer.Serialize(result));
+        Console.WriteLine(JsonSerializer.Serialize(result, Result.Json));
         return 0;
     }
 
@@ -437,6 +448,54 @@ static partial class Child
                 });
             }
             Task.WaitAll(loops);
+            return (ops, worst * 1000.0 / Stopwatch.Frequency);
+        }
+        return Measure(() => RunFor(0.5, null).Item1, () => RunFor(seconds, recorded), recorded);
+    }
+
+    // Bursts of 64 reads per loop, each after 2 ms with nothing in flight (a server between requests): p50 and p99 are
+    // those of the first read of each loop in a burst, the one that finds the ring idle; ops/s counts every read.
+    private static Result AfterIdle(SafeFileHandle handle, bool auto, int depth, double seconds)
+    {
+        const int ReadsPerLoop = 64;
+        Memory<byte>[] buffers = Buffers(depth);
+        var recorded = new LatencyHistogram();
+        (long, double) RunFor(double s, LatencyHistogram? merged)
+        {
+            long deadline = Stopwatch.GetTimestamp() + (long)(s * Stopwatch.Frequency);
+            long ops = 0;
+            long worst = 0;
+            var loops = new Task[depth];
+            var first = new LatencyHistogram();
+            while (Stopwatch.GetTimestamp() < deadline)
+            {
+                Thread.Sleep(2);
+                for (int i = 0; i < depth; i++)
+                {
+                    Memory<byte> buffer = buffers[i];
+                    loops[i] = Task.Run(async () =>
+                    {
+                        var random = new Random();
+                        for (int n = 0; n < ReadsPerLoop; n++)
+                        {
+                            long t = Stopwatch.GetTimestamp();
+                            await Read(handle, auto, buffer, random);
+                            if (n == 0)
+                            {
+                                long waited = Stopwatch.GetTimestamp() - t;
+                                lock (first)
+                                {
+                                    first.Record(waited);
+                                }
+                                InterlockedMax(ref worst, waited);
+                            }
+                        }
+                    });
+                }
+                Task.WaitAll(loops);
+                ops += depth * ReadsPerLoop;
+            }
+            merged?.Merge(first);
             return (ops, worst * 1000.0 / Stopwatch.Frequency);
         }
         return Measure(() => RunFor(0.5, null).Item1, () => RunFor(seconds, recorded), recorded);

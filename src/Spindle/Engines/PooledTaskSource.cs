@@ -84,8 +84,14 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
 
     public ValueTaskSourceStatus GetStatus(short token) => _core.GetStatus(token);
 
+    /// <summary>An awaiter is about to register its continuation before completion (a subclass may arrange who will run it).</summary>
+    private protected virtual void OnAwaited()
+    {
+    }
+
     public void OnCompleted(Action<object?> continuation, object? state, short token, ValueTaskSourceOnCompletedFlags flags)
     {
+        OnAwaited();
         if (!Inline || !RunsAnywhere(flags) || _core.Version != token)
         {
             _core.OnCompleted(continuation, state, token, flags);

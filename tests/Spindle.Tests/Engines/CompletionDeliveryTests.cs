@@ -403,4 +403,44 @@ public class CompletionDeliveryTests
             RingThread.ReleaseHeld();
         }
     }
+
+    [Fact]
+    public async Task An_awaited_read_on_an_idle_ring_has_a_pool_thread_asked_to_poll_for_it_before_it_completes()
+    {
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to poll.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        string path = dir.File("data");
+        byte[] content = new byte[8192];
+        new Random(5).NextBytes(content);
+        File.WriteAllBytes(path, content);
+        using SafeFileHandle handle = File.OpenHandle(path, FileMode.Open, FileAccess.Read);
+        // One read through the kernel first; then the ring is idle: its own thread asleep in the kernel, no run of continuations.
+        await engine.ReadAsync(handle, new byte[1], 0, useFastPath: false, CancellationToken.None);
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping && !engine.Thread.Completions.HasDrains, Timeout), "the ring never went idle");
+
+        byte[] buffer = new byte[4096];
+        Task<int> awaited;
+        EngineCounts.Of(engine.Thread).HoldPending = true; // the read waits in its lane: it cannot complete before it is awaited
+        try
+        {
+            ValueTask<int> read = engine.ReadAsync(handle, buffer, 4096, useFastPath: false, CancellationToken.None);
+            Assert.False(read.IsCompleted);
+            awaited = read.AsTask(); // registers a continuation, as an await does
+            // A run of continuations was queued while the read is still to be done, so that the pool thread that will run
+            // the continuation reaps the completion, rather than the ring's thread reaping it and only then waking one.
+            Assert.True(engine.Thread.Completions.HasDrains);
+        }
+        finally
+        {
+            EngineCounts.Of(engine.Thread).HoldPending = false;
+        }
+        engine.Thread.Flush(runInline: false);
+        Assert.Equal(4096, await awaited.WaitAsync(Timeout));
+        Assert.Equal(content.AsSpan(4096).ToArray(), buffer);
+    }
+
 }

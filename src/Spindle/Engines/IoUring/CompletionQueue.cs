@@ -65,6 +65,15 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         }
     }
 
+    /// <summary>Queues the work item when none is queued or running: it polls the ring for the completions to come (any thread).</summary>
+    internal void RequestDrain()
+    {
+        if (!HasDrains)
+        {
+            Schedule();
+        }
+    }
+
     private void Schedule()
     {
         if (Interlocked.CompareExchange(ref _requested, 1, 0) == 0)

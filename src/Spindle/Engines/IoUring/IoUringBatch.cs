@@ -80,6 +80,9 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         WaitUntilCompleted(token);
     }
 
+    // Awaited while its reads are in the kernel: a pool thread will run the continuation, and should reap them (RingThread.Awaited).
+    private protected override void OnAwaited() => _engine.Thread.Awaited();
+
     /// <summary>The caller has started every request: its task, or a completed one when nothing is left running.</summary>
     internal ValueTask Release()
     {

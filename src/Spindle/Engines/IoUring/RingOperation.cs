@@ -343,6 +343,15 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         return (_result, error);
     }
 
+    // A pool thread will run the continuation: it should also be the thread that reaps the completion (RingThread.Awaited).
+    private protected override void OnAwaited()
+    {
+        if (!Inline && !MayBlock)
+        {
+            _engine.Thread.Awaited();
+        }
+    }
+
     void IThreadPoolWorkItem.Execute() => RunQueued(Generation);
 
     /// <summary>

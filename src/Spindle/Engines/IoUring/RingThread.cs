@@ -356,9 +356,13 @@ internal sealed unsafe class RingThread
     /// </summary>
     internal bool TryPollForDrain(int milliseconds)
     {
-        if (!HasRegularWork || !_driver.CanWaitWithTimeout || !TryAcquirePoller())
+        if (!HasRegularWork || !_driver.CanWaitWithTimeout)
         {
             return false;
+        }
+        if (!TryAcquirePoller())
+        {
+            return Volatile.Read(ref _ringThreadPolls) && WaitBesideRingThread(milliseconds);
         }
         try
         {
@@ -375,6 +379,33 @@ internal sealed unsafe class RingThread
         {
             Volatile.Write(ref _poller, 0); // no hand-off: this drain is still running, and wakes the ring's thread when it ends
         }
+    }
+
+    /// <summary>
+    /// An awaiter registered a continuation for a request in the kernel: a pool thread will run it, so a pool thread
+    /// should reap it too. When no run of continuations polls, one is queued now, during the I/O, instead of the ring's
+    /// thread reaping the completion and only then waking a pool thread for it: one wake-up while the device works
+    /// instead of two in a row after it.
+    /// </summary>
+    internal void Awaited()
+    {
+        if (t_draining != this)
+        {
+            Completions.RequestDrain();
+        }
+    }
+
+    // The ring's thread polls (it takes the role while no pool thread runs this ring's continuations): this run waits in
+    // the kernel beside it, at most the milliseconds left of its slice. The kernel wakes every thread waiting for a
+    // completion; whichever takes the gate first reaps (what the ring's thread reaps comes to this run's queue), and the
+    // ring's thread, seeing this run, parks and leaves the role to it. True when this thread took completions.
+    private bool WaitBesideRingThread(int milliseconds)
+    {
+        if (!_driver.HasCompletion)
+        {
+            _driver.SubmitAndWait(0, milliseconds * 1_000_000L);
+        }
+        return Flush() > 0;
     }
 
     /// <summary>

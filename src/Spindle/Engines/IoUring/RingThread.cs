@@ -12,7 +12,8 @@ namespace Spindle.Engines.IoUring;
 /// thread that runs this ring's continuations while requests are in the kernel (<see cref="CompletionQueue"/>), so
 /// that the thread that reaps is the one that runs them, as in tokio's workers; a thread that waits for its own
 /// operation in <c>GetResult</c>; otherwise the ring's own thread, which is the backstop: it holds the role when
-/// no pool thread runs continuations, and while one does it parks off the ring, looking in every
+/// no pool thread runs continuations (a run queued for an awaited request meanwhile waits in the kernel beside it,
+/// <see cref="Awaited"/>), and while one does it parks off the ring, looking in every
 /// <see cref="EngineTunables.ReaperCheckMilliseconds"/> (less often, up to <see cref="EngineTunables.ReaperCheckMaxMilliseconds"/>,
 /// while the pool thread keeps taking them) for completions nobody took (a continuation that runs long or blocks).
 /// The gate is never held in a blocking system call or in user code. Completed operations go to the thread that

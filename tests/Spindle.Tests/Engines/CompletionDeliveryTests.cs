@@ -1,7 +1,9 @@
+using System.Buffers;
 using Microsoft.Win32.SafeHandles;
 using System.Runtime.CompilerServices;
 using Spindle.Engines.IoUring;
 using Spindle.Tests.Infrastructure;
+using Xunit.Abstractions;
 
 namespace Spindle.Tests.Engines;
 
@@ -14,6 +16,10 @@ namespace Spindle.Tests.Engines;
 public class CompletionDeliveryTests
 {
     private static readonly TimeSpan Timeout = TimeSpan.FromSeconds(30);
+
+    private readonly ITestOutputHelper _output;
+
+    public CompletionDeliveryTests(ITestOutputHelper output) => _output = output;
 
     [Fact]
     public void A_thread_blocked_in_GetResult_gets_its_completion_without_the_thread_pool()
@@ -443,4 +449,73 @@ public class CompletionDeliveryTests
         Assert.Equal(content.AsSpan(4096).ToArray(), buffer);
     }
 
+    [Fact]
+    public async Task A_read_left_for_the_reaper_goes_in_when_awaited_without_waiting_for_the_write_in_the_kernel()
+    {
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): no ring to submit to.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        using Beyond.ScratchMount? mount = Beyond.ScratchMount.TryCreateOnImage(dir.File("ext4"), "ext4", 64L << 20, _output);
+        if (mount is null || !Frozen(mount.Path, true))
+        {
+            Console.WriteLine("no ext4 image to freeze (needs root, loop devices and fsfreeze): no write that stays in the kernel.");
+            return;
+        }
+        Frozen(mount.Path, false);
+        string readPath = Path.Combine(mount.Path, "read");
+        byte[] content = new byte[8192];
+        new Random(9).NextBytes(content);
+        File.WriteAllBytes(readPath, content);
+        using SafeFileHandle reader = File.OpenHandle(readPath, FileMode.Open, FileAccess.Read);
+        using SafeFileHandle writer = SpindleFile.OpenHandle(Path.Combine(mount.Path, "write"),
+            new SpindleFileOptions { Mode = FileMode.Create, Access = FileAccess.ReadWrite, DirectIO = true });
+        using IMemoryOwner<byte> block = AlignedMemoryPool.Shared.Rent(4096);
+
+        // The ring's own thread asleep in the kernel first: a thread starting up drives the ring once and would place the read.
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout), "the ring's thread never went to sleep");
+        Assert.True(Frozen(mount.Path, true));
+        ValueTask write;
+        try
+        {
+            // An O_DIRECT write to a frozen file system waits in the kernel until it thaws: a request in flight that
+            // will not complete on its own.
+            write = engine.WriteAsync(writer, block.Memory[..4096], 0, useFastPath: false, CancellationToken.None);
+            Assert.Equal(1, engine.Thread.RegularInFlight);
+            byte[] buffer = new byte[4096];
+            ValueTask<int> read = engine.ReadAsync(reader, buffer, 4096, useFastPath: false, CancellationToken.None);
+            Assert.Equal(1, engine.Thread.QueuedRegular); // left for whoever reaps the write's completion
+            Task<int> awaited = read.AsTask(); // registers a continuation, as an await does
+            Assert.Equal(0, engine.Thread.QueuedRegular); // in the kernel beside the write, from the awaiting thread
+            Assert.Equal(4096, await awaited.WaitAsync(Timeout));
+            Assert.Equal(content.AsSpan(4096).ToArray(), buffer);
+            Assert.False(write.IsCompleted);
+        }
+        finally
+        {
+            Frozen(mount.Path, false);
+        }
+        await write.AsTask().WaitAsync(Timeout);
+        Assert.Equal(block.Memory.Span[..4096].ToArray(), File.ReadAllBytes(Path.Combine(mount.Path, "write")));
+    }
+
+    // fsfreeze -f (true) or -u (false) on the mount; false when the command failed.
+    private static bool Frozen(string mountPath, bool frozen)
+    {
+        try
+        {
+            using var process = System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo("fsfreeze", $"{(frozen ? "-f" : "-u")} {mountPath}")
+            {
+                RedirectStandardError = true,
+            })!;
+            process.WaitForExit();
+            return process.ExitCode == 0;
+        }
+        catch (System.ComponentModel.Win32Exception)
+        {
+            return false; // no fsfreeze
+        }
+    }
 }

@@ -383,16 +383,25 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// An awaiter registered a continuation for a request in the kernel: a pool thread will run it, so a pool thread
-    /// should reap it too. When no run of continuations polls, one is queued now, during the I/O, instead of the ring's
+    /// An awaiter registered a continuation for a request in the kernel or waiting to go in: a pool thread will run
+    /// it, so a pool thread should reap it too. When no run of continuations polls, one is queued now, during the I/O, instead of the ring's
     /// thread reaping the completion and only then waking a pool thread for it: one wake-up while the device works
     /// instead of two in a row after it.
     /// </summary>
     internal void Awaited()
     {
-        if (t_draining != this)
+        if (t_draining == this)
         {
-            Completions.RequestDrain();
+            return;
+        }
+        Completions.RequestDrain();
+        // The awaiting thread starts nothing more for now, so requests left for the reaper of the next completion
+        // (Submit) go in at once while at least as many wait as are in the kernel: awaited one by one, they go in as
+        // 1, 1, 2, 4, … per enter, none waiting a device's latency for an unrelated completion or for the run to start.
+        int queued = _driver.Queued;
+        if (queued > 0 && queued >= _driver.RegularInFlight)
+        {
+            Flush(runInline: false);
         }
     }
 

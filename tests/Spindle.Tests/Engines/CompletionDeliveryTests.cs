@@ -459,12 +459,11 @@ public class CompletionDeliveryTests
         }
         using var dir = new TempDirectory();
         using Beyond.ScratchMount? mount = Beyond.ScratchMount.TryCreateOnImage(dir.File("ext4"), "ext4", 64L << 20, _output);
-        if (mount is null || !Frozen(mount.Path, true))
+        if (mount is null || !Freeze(mount.Path, frozen: true) || !Freeze(mount.Path, frozen: false))
         {
             Console.WriteLine("no ext4 image to freeze (needs root, loop devices and fsfreeze): no write that stays in the kernel.");
             return;
         }
-        Frozen(mount.Path, false);
         string readPath = Path.Combine(mount.Path, "read");
         byte[] content = new byte[8192];
         new Random(9).NextBytes(content);
@@ -476,7 +475,7 @@ public class CompletionDeliveryTests
 
         // The ring's own thread asleep in the kernel first: a thread starting up drives the ring once and would place the read.
         Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).IsSleeping, Timeout), "the ring's thread never went to sleep");
-        Assert.True(Frozen(mount.Path, true));
+        Assert.True(Freeze(mount.Path, frozen: true));
         ValueTask write;
         try
         {
@@ -495,14 +494,14 @@ public class CompletionDeliveryTests
         }
         finally
         {
-            Frozen(mount.Path, false);
+            Freeze(mount.Path, frozen: false);
         }
         await write.AsTask().WaitAsync(Timeout);
         Assert.Equal(block.Memory.Span[..4096].ToArray(), File.ReadAllBytes(Path.Combine(mount.Path, "write")));
     }
 
     // fsfreeze -f (true) or -u (false) on the mount; false when the command failed.
-    private static bool Frozen(string mountPath, bool frozen)
+    private static bool Freeze(string mountPath, bool frozen)
     {
         try
         {

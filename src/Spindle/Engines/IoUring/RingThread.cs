@@ -384,9 +384,9 @@ internal sealed unsafe class RingThread
 
     /// <summary>
     /// An awaiter registered a continuation for a request in the kernel or waiting to go in: a pool thread will run
-    /// it, so a pool thread should reap it too. When no run of continuations polls, one is queued now, during the I/O, instead of the ring's
-    /// thread reaping the completion and only then waking a pool thread for it: one wake-up while the device works
-    /// instead of two in a row after it.
+    /// it, so a pool thread should reap it too. When no run of continuations polls, one is queued now, during the
+    /// I/O, instead of the ring's thread reaping the completion and only then waking a pool thread for it: one
+    /// wake-up while the device works instead of two in a row after it.
     /// </summary>
     internal void Awaited()
     {

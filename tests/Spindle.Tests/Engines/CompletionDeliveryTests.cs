@@ -500,21 +500,7 @@ public class CompletionDeliveryTests
         Assert.Equal(block.Memory.Span[..4096].ToArray(), File.ReadAllBytes(Path.Combine(mount.Path, "write")));
     }
 
-    // fsfreeze -f (true) or -u (false) on the mount; false when the command failed.
+    // fsfreeze -f (true) or -u (false) on the mount; false when the command failed or is missing.
     private static bool Freeze(string mountPath, bool frozen)
-    {
-        try
-        {
-            using var process = System.Diagnostics.Process.Start(new System.Diagnostics.ProcessStartInfo("fsfreeze", $"{(frozen ? "-f" : "-u")} {mountPath}")
-            {
-                RedirectStandardError = true,
-            })!;
-            process.WaitForExit();
-            return process.ExitCode == 0;
-        }
-        catch (System.ComponentModel.Win32Exception)
-        {
-            return false; // no fsfreeze
-        }
-    }
+        => SystemCommand.Run("fsfreeze", $"{(frozen ? "-f" : "-u")} {mountPath}").Code == 0;
 }

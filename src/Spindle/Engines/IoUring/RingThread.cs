@@ -120,8 +120,9 @@ internal sealed unsafe class RingThread
     /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
     /// submission is due soon anyway: a run of continuations on this thread for the ring (it submits what they
     /// started together when it runs dry, or within <see cref="EngineTunables.BatchWindowMicroseconds"/>; the ring's
-    /// thread submits it when that run is stuck in a continuation), or fewer than <see cref="EngineTunables.SubmitBatch"/> requests waiting while a file request is in the kernel (its
-    /// completion wakes the ring's thread, which submits them).
+    /// thread submits it when that run is stuck in a continuation), or fewer than <see cref="EngineTunables.SubmitBatch"/>
+    /// requests waiting while a file request is in the kernel (the thread that reaps its completion submits them, or
+    /// the caller when it awaits the request, <see cref="Awaited"/>).
     /// </summary>
     internal void Submit(RingOperation operation)
     {

@@ -7,18 +7,14 @@ namespace Spindle.Engines.IoUring;
 /// <summary>
 /// Completed operations whose continuations wait for a pool thread, and the one work item that runs them, as the
 /// runtime's socket engine hands epoll's events to the pool (<c>SocketAsyncEngine.Unix.cs</c>): a reaper posts, and
-/// queues the work item only when none is queued; the work item runs continuations one after another, queuing one
-/// helper while more remain, so continuations still use every core. What the continuations start is submitted
-/// together when the queue runs dry, or once a request has waited <see cref="EngineTunables.BatchWindowMicroseconds"/>.
-/// A helper is queued only when continuations work: <see cref="EngineTunables.HelperAfterLongContinuations"/> of the latest
-/// <see cref="EngineTunables.HelperRecentContinuations"/> ran longer than <see cref="EngineTunables.HelperAfterMicroseconds"/>
-/// (or, when one blocks, by the ring's thread, which finds the queue stuck): every helper wakes a pool thread, which
-/// then spins before it sleeps again, and continuations that do not work run faster on the thread that reaped them.
-/// Run dry, the work item polls the ring itself while its requests are in the kernel (<see cref="RingThread.TryPollForDrain"/>):
-/// the completions it reaps come to this queue without waking anyone, and it runs them — the thread that reaps is the
-/// thread that runs the continuations. It returns when the kernel has nothing for it, or after
-/// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/> when other work items wait for the pool, queuing a
-/// successor, so that those get the pool too.
+/// queues the work item only when none is queued. What the continuations start is submitted together when the queue
+/// runs dry, or once a request has waited <see cref="EngineTunables.BatchWindowMicroseconds"/>. A helper (another pool
+/// thread) is queued only when continuations work (<see cref="EngineTunables.HelperAfterLongContinuations"/> of the
+/// latest <see cref="EngineTunables.HelperRecentContinuations"/> ran longer than <see cref="EngineTunables.HelperAfterMicroseconds"/>)
+/// or one blocks (the ring's thread finds the queue stuck): each helper costs a wake-up. Run dry, the work item polls
+/// the ring itself while its requests are in the kernel (<see cref="RingThread.TryPollForDrain"/>), so the thread that
+/// reaps is the thread that runs the continuations; it returns when the kernel has nothing for it, or after
+/// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/> when other work items wait for the pool.
 /// </summary>
 internal sealed class CompletionQueue : IThreadPoolWorkItem
 {
@@ -114,10 +110,8 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 Run(entry);
                 ranLong = (ranLong << 1) | (System.Diagnostics.Stopwatch.GetTimestamp() - started >= s_helperAfterTicks ? 1u : 0u);
-                // Behind continuations that work, waiting for the queue to run dry kept the device idle (one core,
-                // 100 µs of work: a third of System.IO's reads). And the run never holds back more requests than the
-                // device has in flight: past that, the device runs short while the remaining continuations run, so
-                // what they started goes in now (in flight 0, 1, 3, 7, … within a round that found the device empty).
+                // Behind continuations that work, waiting for the queue to run dry would leave the device idle; and the
+                // run never holds back more requests than the device has in flight, or it runs short meanwhile.
                 if (RingThread.HeldBackLong || (RingThread.HoldsBack && !_ready.IsEmpty && _ring.QueuedRegular > _ring.RegularInFlight))
                 {
                     RingThread.ReleaseHeld();
@@ -164,9 +158,8 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         return true;
     }
 
-    // Milliseconds left in this work item's time slice, or 0 when it is over and the work item gives its thread back. A
-    // slice that ends while no other work item waits for the pool starts again: a successor would wake an idle pool
-    // thread, which spins before it sleeps again, and beside CPU-bound processes it spins for long.
+    // Milliseconds left in this work item's time slice, or 0 when it gives its thread back. A slice that ends while no
+    // other work item waits starts again: a successor would wake an idle pool thread, which spins before it sleeps.
     private static int SliceLeft(ref int start)
     {
         int left = EngineTunables.CompletionTimeSliceMilliseconds - (Environment.TickCount - start);

@@ -33,9 +33,6 @@ internal sealed class PendingLane
     /// <summary>Whether an operation waits and there is room for it (ring thread).</summary>
     internal bool CanPlace => HasRoom && (_carried is not null || !_queue.IsEmpty);
 
-    /// <summary>Whether nothing waits in the lane (any thread).</summary>
-    internal bool IsEmpty => _carried is null && _queue.IsEmpty;
-
     /// <summary>Queues an armed operation (any thread).</summary>
     internal void Enqueue(RingOperation operation)
     {

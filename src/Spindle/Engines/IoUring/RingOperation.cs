@@ -8,12 +8,11 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// What every request on the ring shares: its slot (<see cref="Id"/>) and <see cref="Generation"/>, which travel
-/// through the kernel as the SQE's user data instead of a GC handle; the handle it holds until the kernel's last
-/// completion for it; cancellation; and who completes its task once the kernel is done (a thread waiting in
-/// <c>GetResult</c>, the completion queue's pool thread, or the reaper in the inline mode). The caller prepares it
-/// (handle referenced, buffers pinned); from then on only the thread that drives the ring touches it until it
-/// completes, which happens only after the kernel's last completion for it, so the buffers and the descriptor outlive
-/// every use the kernel makes of them. Each request kind is a subclass that fills its SQE and reads its CQE.
+/// through the kernel as the SQE's user data instead of a GC handle; cancellation; and who completes its task (a
+/// thread waiting in <c>GetResult</c>, the completion queue's pool thread, or the reaper in the inline mode). The
+/// caller prepares it (handle referenced, buffers pinned); from then on only the thread that drives the ring touches
+/// it, and it completes only after the kernel's last completion for it, so buffers and descriptor outlive every use
+/// the kernel makes of them. Each request kind is a subclass that fills its SQE and reads its CQE.
 /// </summary>
 internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWorkItem
 {
@@ -47,7 +46,6 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private protected volatile bool _cancelRequested;        // the token was cancelled (CancelRequested says whether that stops the operation)
     private int _delivery;                                   // InFlight, Waited, Queued or Taken
 
-    // Continuations run on the thread that takes the completion: a pool thread (CompletionQueue), or the reaper in the inline mode.
     private protected RingOperation(IoUringEngine engine, int id)
     {
         _engine = engine;
@@ -65,16 +63,12 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private long _stamp;
 
     /// <summary>
-    /// Where the operation is. The caller sets <see cref="OperationState.Queued"/> before queueing; from there exactly one
-    /// thread takes it, without a lock: the thread that drives the ring (to place its SQE, or to cancel it) or the thread
-    /// waiting for it in <c>GetResult</c> (to run it itself).
+    /// Where the operation is. From <see cref="OperationState.Queued"/> exactly one thread takes it, without a lock: the
+    /// one that drives the ring (to place or cancel it) or the one waiting for it in <c>GetResult</c> (to run it itself).
     /// </summary>
     internal OperationState State => (OperationState)(byte)Volatile.Read(ref _stamp);
 
-    /// <summary>
-    /// Takes the operation for <paramref name="owner"/>'s use while it is queued as <paramref name="generation"/>; false
-    /// when another thread took it first, or it has completed (and perhaps been reused) since.
-    /// </summary>
+    /// <summary>Takes the operation for <paramref name="owner"/>'s use while it is queued as <paramref name="generation"/>; false when another thread took it first, or that use is over.</summary>
     internal bool TryClaim(OperationState owner, uint generation)
     {
         long queued = Stamp(generation, OperationState.Queued);
@@ -92,10 +86,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     // Only the thread that owns the operation now writes its state.
     private void SetState(OperationState state) => Volatile.Write(ref _stamp, Stamp(Generation, state));
 
-    /// <summary>
-    /// The handle may wait for ever (pipe, socket, character device): the operation goes in the ring's
-    /// lane for such operations. Set by the engine before queueing.
-    /// </summary>
+    /// <summary>The handle may wait for ever (pipe, socket, character device): the operation goes in that lane. Set before queueing.</summary>
     internal bool MayBlock { get; set; }
 
     /// <summary>Whether the thread waiting in <c>GetResult</c> for this operation polls the ring (a reaper that completes it elsewhere kicks it out of the kernel).</summary>
@@ -118,16 +109,10 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     private protected virtual bool GoesOnAfterCancel => false;
 
-    /// <summary>
-    /// Whether a thread waiting for this request in <c>GetResult</c> may run it itself, with the system call its SQE
-    /// stands for, while it has not reached the kernel (a request of one SQE that ends in its own task).
-    /// </summary>
+    /// <summary>Whether a thread waiting in <c>GetResult</c> may run the request's system call itself before it reached the kernel (one SQE, its own task).</summary>
     private protected virtual bool WaiterMayRun => false;
 
-    /// <summary>
-    /// Whether the operation's next SQE must go in from the ring's own thread: the kernel could not issue it on the
-    /// thread that submitted it (<see cref="OnTransferError"/>).
-    /// </summary>
+    /// <summary>Whether the next SQE must go in from the ring's own thread: the kernel could not issue it on the submitter's (<see cref="OnTransferError"/>).</summary>
     internal bool ReissueFromRingThread { get; private set; }
 
     /// <summary>Whether the kernel serves the request in an io-wq worker (opens, closes, syncs, durable writes): it goes in from the ring's thread.</summary>
@@ -150,10 +135,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     {
     }
 
-    /// <summary>
-    /// Handles the kernel's result for the SQE in flight (ring thread). Returns true when the operation needs another
-    /// SQE (a short write, EINTR); otherwise it has completed.
-    /// </summary>
+    /// <summary>Handles the kernel's result for the SQE in flight; true when another SQE is needed (a short write, EINTR), else it has completed.</summary>
     internal bool OnCompletion(int result)
     {
         try
@@ -202,10 +184,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         }
     }
 
-    /// <summary>
-    /// Hooks up cancellation; then the operation belongs to the ring thread. A token that is already
-    /// cancelled runs <see cref="RequestCancel"/> right here, which the ring thread then sees.
-    /// </summary>
+    /// <summary>Hooks up cancellation (a token already cancelled runs <see cref="RequestCancel"/> here); then the operation belongs to the ring.</summary>
     internal void Arm(CancellationToken cancellationToken)
     {
         SetState(OperationState.Queued);
@@ -244,8 +223,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>A read's or a write's CQE with an error: true when the operation goes on with another SQE.</summary>
     private protected bool OnTransferError(int errno)
     {
-        // EAGAIN is not retried: it only reaches us for O_NONBLOCK descriptors, where the synchronous
-        // path reports it too (retrying would spin the ring thread until data arrives).
+        // EAGAIN is not retried: it comes only for O_NONBLOCK descriptors, where the synchronous path reports it too.
         if (errno == Errno.EINTR || errno == Errno.ECANCELED && !CancelRequested)
         {
             return ContinueUnlessCancelled();
@@ -257,10 +235,9 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         }
         if (errno == Errno.EFAULT && !ReissueFromRingThread)
         {
-            // io_uring issues some requests again on the thread that submitted them (an uncached buffered read, once its
-            // page is in; a request that waited for readiness) and fails them with EFAULT when that thread has exited
-            // meanwhile. Nothing was transferred and the buffers are pinned: the request goes in again from the ring's
-            // thread, which never exits. An EFAULT from there is the buffer's own.
+            // io_uring issues some requests again on the thread that submitted them and fails them with EFAULT when it
+            // has exited. Nothing was transferred and the buffers are pinned: it goes in again from the ring's thread,
+            // which never exits. An EFAULT from there is the buffer's own.
             ReissueFromRingThread = true;
             return ContinueUnlessCancelled();
         }
@@ -355,9 +332,8 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     void IThreadPoolWorkItem.Execute() => RunQueued(Generation);
 
     /// <summary>
-    /// Reaper, under the ring's gate: when a thread waits for this operation in <c>GetResult</c> (no continuation is
-    /// registered then, so no user code runs), completes the task and wakes it, and returns true; otherwise marks the
-    /// operation queued for <see cref="RunQueued"/> and returns false.
+    /// Reaper, under the gate: completes the task for a thread waiting in <c>GetResult</c> (no user code runs then) and
+    /// wakes it; otherwise marks the operation queued for <see cref="RunQueued"/> and returns false.
     /// </summary>
     internal bool TryHandToWaiter()
     {
@@ -376,9 +352,8 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     }
 
     /// <summary>
-    /// Runs a queued completion (a pool thread, or the reaper in the inline mode): records the operation in the metrics,
-    /// whose listeners may run any code, then completes the task, running its continuation here. Does nothing for a
-    /// stale entry (a waiter took the operation first; it may be in use again, as another <paramref name="generation"/>).
+    /// Runs a queued completion (a pool thread, or the reaper inline): records the metrics (whose listeners may run any
+    /// code), then completes the task here. Does nothing for a stale entry (a waiter took the operation first).
     /// </summary>
     internal void RunQueued(uint generation)
     {
@@ -400,10 +375,9 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     }
 
     /// <summary>
-    /// <c>GetResult</c> before completion (sync-over-async): a request still waiting to go in is taken off the ring and
-    /// run here, as a blocking system call, as System.IO's waiter runs a work item the pool has not started; else the
-    /// caller polls the ring itself — submits, waits in the kernel, reaps its completion and any other — unless another
-    /// thread polls now; then it sleeps until that thread hands it the result. No pool thread is needed for it to finish.
+    /// <c>GetResult</c> before completion (sync-over-async): a request not yet in the kernel is run here as a blocking
+    /// system call (as System.IO's waiter runs a work item the pool has not started); else the caller polls the ring
+    /// itself unless another thread does, which hands it the result. No pool thread is needed for it to finish.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {

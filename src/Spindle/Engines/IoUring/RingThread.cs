@@ -5,20 +5,15 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Who drives the ring (<see cref="RingDriver"/>) and when. Any thread may drive it while it holds the gate: a
-/// caller submits its own request (<see cref="Submit"/>), a pool thread that ran continuations submits what they
-/// started and takes what the kernel has ready (<see cref="Flush"/>). One thread at a time holds the polling role
-/// and waits in <c>io_uring_enter</c> for the next completion, then reaps it itself (<see cref="Poll"/>): the pool
-/// thread that runs this ring's continuations while requests are in the kernel (<see cref="CompletionQueue"/>), so
-/// that the thread that reaps is the one that runs them, as in tokio's workers; a thread that waits for its own
-/// operation in <c>GetResult</c>; otherwise the ring's own thread, which is the backstop: it holds the role when
-/// no pool thread runs continuations (a run queued for an awaited request meanwhile waits in the kernel beside it,
-/// <see cref="Awaited"/>), and while one does it parks off the ring, looking in every
-/// <see cref="EngineTunables.ReaperCheckMilliseconds"/> (less often, up to <see cref="EngineTunables.ReaperCheckMaxMilliseconds"/>,
-/// while the pool thread keeps taking them) for completions nobody took (a continuation that runs long or blocks).
-/// The gate is never held in a blocking system call or in user code. Completed operations go to the thread that
-/// waits for them, to <see cref="Completions"/> (continuations on the thread pool), or, in the inline mode, run on
-/// the reaping thread once it has let go of the gate. No user code runs on the ring's thread but inline completions.
+/// Who drives the ring (<see cref="RingDriver"/>) and when. Any thread may drive it while it holds the gate, which is
+/// never held in a blocking system call or in user code: a caller submits its own request (<see cref="Submit"/>), a
+/// pool thread that ran continuations submits what they started (<see cref="Flush"/>). One thread at a time polls:
+/// waits in <c>io_uring_enter</c> for the next completion and reaps it (<see cref="Poll"/>). That is the pool thread
+/// running this ring's continuations (<see cref="CompletionQueue"/>), so that the thread that reaps runs them, as in
+/// tokio's workers; or a thread waiting in <c>GetResult</c>; otherwise the ring's own thread, the backstop, which
+/// parks while a pool thread polls and looks now and then for completions nobody took (a continuation that blocks).
+/// Completed operations go to their waiter, to <see cref="Completions"/>, or, inline, run on the reaping thread
+/// once it has let go of the gate.
 /// </summary>
 internal sealed unsafe class RingThread
 {
@@ -118,11 +113,9 @@ internal sealed unsafe class RingThread
 
     /// <summary>
     /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
-    /// submission is due soon anyway: a run of continuations on this thread for the ring (it submits what they
-    /// started together when it runs dry, or within <see cref="EngineTunables.BatchWindowMicroseconds"/>; the ring's
-    /// thread submits it when that run is stuck in a continuation), or fewer than <see cref="EngineTunables.SubmitBatch"/>
-    /// requests waiting while a file request is in the kernel (the thread that reaps its completion submits them, or
-    /// the caller when it awaits the request, <see cref="Awaited"/>).
+    /// submission is due soon anyway: from the run of continuations on this thread (<see cref="CompletionQueue"/>), or,
+    /// while fewer than <see cref="EngineTunables.SubmitBatch"/> wait and a file request is in the kernel, from the
+    /// thread that reaps its completion or from the caller when it awaits (<see cref="Awaited"/>).
     /// </summary>
     internal void Submit(RingOperation operation)
     {
@@ -151,9 +144,8 @@ internal sealed unsafe class RingThread
 
     /// <summary>
     /// Submits what a batch queued (<see cref="Queue"/>): with the run of continuations on this thread when there is
-    /// one (it submits them when it runs dry, in the same <c>io_uring_enter</c> that waits for the next completion, as
-    /// fio submits and waits for a batch in one), else at once from this thread. Requests that may block for ever are
-    /// never held: <paramref name="regularOnly"/> says the batch queued none.
+    /// one (in the <c>io_uring_enter</c> that waits for the next completion, as fio does), else at once. Requests that
+    /// may block for ever are never held: <paramref name="regularOnly"/> says the batch queued none.
     /// </summary>
     internal void SubmitQueued(bool regularOnly)
     {
@@ -181,8 +173,7 @@ internal sealed unsafe class RingThread
 
     /// <summary>
     /// Whether the run of continuations on this thread has held back a request for <see cref="EngineTunables.BatchWindowMicroseconds"/>:
-    /// continuations that do no work start their next requests within microseconds of each other, and these go in
-    /// together; behind continuations that work, the device would run dry.
+    /// longer, and continuations that work would leave the device idle.
     /// </summary>
     internal static bool HeldBackLong => t_heldSince != 0 && System.Diagnostics.Stopwatch.GetTimestamp() - t_heldSince >= s_batchWindowTicks;
 
@@ -203,12 +194,10 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// Drives the ring once on the calling thread without blocking: places what is queued, submits it, takes the
-    /// completions the kernel has ready, then runs inline completions — unless <paramref name="runInline"/> is false:
-    /// a thread inside a call that starts an operation (a submission, a batch, a cancellation) must not run other
-    /// operations' continuations on its stack, where one that waits for the operation being started (a device's
-    /// Dispose from its callback) would wait for ever; it leaves them to the ring's thread. When another thread
-    /// drives the ring now, that thread does it before it lets go. Returns how many completions were taken here.
+    /// Drives the ring once without blocking: places and submits what is queued, takes the completions the kernel has
+    /// ready, then runs inline completions unless <paramref name="runInline"/> is false (a thread inside a call that
+    /// starts an operation must not: a callback that waits for the operation being started would wait for ever).
+    /// When another thread drives the ring now, that one does it before it lets go. Returns the completions taken here.
     /// </summary>
     internal int Flush(bool runInline = true)
     {
@@ -349,12 +338,10 @@ internal sealed unsafe class RingThread
     private bool HasRegularWork => _driver.RegularInFlight > 0 || _driver.Queued > 0;
 
     /// <summary>
-    /// The pool thread that runs the continuations, having run dry, waits in the kernel for the next completion
-    /// (at most <paramref name="milliseconds"/>) and reaps it itself, instead of leaving the ring to its own thread,
-    /// which would wake and hand the completion back to a pool thread: a pool thread waits for the device as
-    /// System.IO's blocking reads do, one for all requests in flight instead of one each. Only while regular-file
-    /// requests are in the kernel (each completes soon), and only when no other thread polls. True when it took
-    /// completions.
+    /// The pool thread that runs the continuations, run dry, waits in the kernel for the next completion (at most
+    /// <paramref name="milliseconds"/>) and reaps it itself instead of the ring's thread, which would wake and hand it
+    /// back to a pool thread. Only while regular-file requests are in the kernel (each completes soon) and no other
+    /// thread polls. True when it took completions.
     /// </summary>
     internal bool TryPollForDrain(int milliseconds)
     {
@@ -384,10 +371,9 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// An awaiter registered a continuation for a request in the kernel or waiting to go in: a pool thread will run
-    /// it, so a pool thread should reap it too. When no run of continuations polls, one is queued now, during the
-    /// I/O, instead of the ring's thread reaping the completion and only then waking a pool thread for it: one
-    /// wake-up while the device works instead of two in a row after it.
+    /// An awaiter registered a continuation for a request not yet completed: the pool thread that will run it should
+    /// reap it too. A run of continuations is queued now, during the I/O, when none polls: one wake-up while the
+    /// device works instead of two in a row after it.
     /// </summary>
     internal void Awaited()
     {
@@ -396,9 +382,8 @@ internal sealed unsafe class RingThread
             return;
         }
         Completions.RequestDrain();
-        // The awaiting thread starts nothing more for now, so requests left for the reaper of the next completion
-        // (Submit) go in at once while at least as many wait as are in the kernel: awaited one by one, they go in as
-        // 1, 1, 2, 4, … per enter, none waiting a device's latency for an unrelated completion or for the run to start.
+        // The awaiting thread starts nothing more for now: requests left for the reaper (Submit) go in while at least as
+        // many wait as are in the kernel, so none waits a device's latency for an unrelated completion.
         int queued = _driver.Queued;
         if (queued > 0 && queued >= _driver.RegularInFlight)
         {
@@ -406,10 +391,8 @@ internal sealed unsafe class RingThread
         }
     }
 
-    // The ring's thread polls (it takes the role while no pool thread runs this ring's continuations): this run waits in
-    // the kernel beside it, at most the milliseconds left of its slice. The kernel wakes every thread waiting for a
-    // completion; whichever takes the gate first reaps (what the ring's thread reaps comes to this run's queue), and the
-    // ring's thread, seeing this run, parks and leaves the role to it. True when this thread took completions.
+    // The ring's thread polls: this run waits in the kernel beside it. The kernel wakes both; whichever takes the gate
+    // first reaps, and the ring's thread, seeing this run, parks and leaves the role to it. True when this thread took completions.
     private bool WaitBesideRingThread(int milliseconds)
     {
         if (!_driver.HasCompletion)
@@ -420,9 +403,8 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// A thread that waits in <c>GetResult</c> for <paramref name="operation"/> polls the ring itself while no other
-    /// thread does, until the operation completed; returns false when another thread polls (the caller then sleeps
-    /// until that thread hands it the result).
+    /// A thread that waits in <c>GetResult</c> for <paramref name="operation"/> polls the ring until it completed; false
+    /// when another thread polls (that one hands it the result).
     /// </summary>
     internal bool TryPollUntilCompleted(RingOperation operation, short token)
     {
@@ -489,9 +471,8 @@ internal sealed unsafe class RingThread
         return Flush() > 0;
     }
 
-    // The poller's first step, under the gate: reap what is ready and place what is queued, publishing the SQEs without
-    // entering the kernel, so that the wait that follows submits them too (one enter per round, as fio's). Returns the
-    // completions taken, and in toSubmit the SQEs that wait.
+    // The poller's first step, under the gate: reap and place, publishing the SQEs without entering the kernel, so
+    // that the wait that follows submits them too (one enter per round, as fio's).
     private int Prepare(out uint toSubmit)
     {
         lock (_gate)
@@ -503,10 +484,7 @@ internal sealed unsafe class RingThread
         }
     }
 
-    /// <summary>
-    /// Wakes the thread that polls out of the kernel (a completion it waits for was taken by another thread); false when
-    /// no thread is in the kernel.
-    /// </summary>
+    /// <summary>Wakes the polling thread out of the kernel (another thread took what it waits for); false when none is there.</summary>
     internal bool KickPoller()
     {
         // Pairs with the fences in Poll and WaitAsPoller: either the poller sees our item, or we see it in the kernel.
@@ -550,10 +528,9 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// The ring thread's loop: drive the ring; then hold the polling role and wait in the kernel for the next
-    /// completion — or, while a pool thread runs this ring's continuations (and polls when it runs dry) or another
-    /// thread polls, park off the ring until that thread leaves, looking for completions nobody took every
-    /// <see cref="EngineTunables.ReaperCheckMilliseconds"/>.
+    /// The ring thread's loop: drive the ring, then poll — or, while another thread polls or a run of continuations
+    /// will, park until it leaves, looking every <see cref="EngineTunables.ReaperCheckMilliseconds"/> (doubling up to
+    /// <see cref="EngineTunables.ReaperCheckMaxMilliseconds"/> while that thread keeps taking them) for completions nobody took.
     /// </summary>
     private void Run()
     {

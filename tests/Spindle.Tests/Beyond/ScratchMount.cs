@@ -74,7 +74,13 @@ internal sealed class ScratchMount : IDisposable
 
     public void Dispose()
     {
-        Run("umount", Path);
+        if (Run("umount", Path).Code != 0)
+        {
+            // Busy: io_uring drops a completed request's file reference on the thread that reaped it, at that thread's
+            // next return from the kernel, so a file closed just now may still hold the mount. Detach it now; the
+            // kernel unmounts it (and frees the loop device) once the last reference goes.
+            Run("umount", $"-l {Path}");
+        }
         if (_device is not null)
         {
             Run("losetup", $"-d {_device}");

@@ -59,6 +59,48 @@ public class CompletionDeliveryTests
         Assert.Equal(0, EngineCounts.Of(engine.Thread).Waiters);
     }
 
+    [Fact]
+    public void A_thread_blocked_in_GetResult_for_a_batch_gets_it_without_the_thread_pool()
+    {
+        if (PrivateEngine.Create() is not IoUringEngine engine)
+        {
+            Console.WriteLine($"io_uring is not available ({IoUringEngine.UnavailableReason}): nothing to wait for on a ring.");
+            return;
+        }
+        using var dir = new TempDirectory();
+        using var first = new Fifo(dir.File("first"));
+        using var second = new Fifo(dir.File("second"));
+        byte[] a = new byte[1];
+        byte[] b = new byte[1];
+        var requests = new[] { new BatchReadRequest(first.Reader, a, 0), new BatchReadRequest(second.Reader, b, 0) };
+        var results = new BatchReadResult[2];
+        ValueTask batch = engine.ReadBatchAsync(requests, results, CancellationToken.None);
+        Assert.False(batch.IsCompleted);
+        long posted = EngineCounts.Of(engine.Thread).Posted;
+        Exception? error = null;
+        var waiter = new Thread(() =>
+        {
+            try
+            {
+                batch.GetAwaiter().GetResult(); // sync-over-async on the batch
+            }
+            catch (Exception e)
+            {
+                error = e;
+            }
+        });
+        waiter.Start();
+        Assert.True(SpinWait.SpinUntil(() => EngineCounts.Of(engine.Thread).Waiters == 1, Timeout), "the thread never waited in GetResult");
+        SpindleRandomAccess.Write(first.Writer, new byte[] { 42 }, 0);
+        SpindleRandomAccess.Write(second.Writer, new byte[] { 43 }, 0);
+        Assert.True(waiter.Join(Timeout), "the waiting thread never got its batch");
+        Assert.Null(error);
+        Assert.Equal(new[] { 1, 1 }, results.Select(r => r.BytesRead));
+        Assert.Equal(new byte[] { 42, 43 }, new[] { a[0], b[0] });
+        Assert.Equal(posted, EngineCounts.Of(engine.Thread).Posted); // handed to the waiter, not queued for a pool thread
+        Assert.Equal(0, EngineCounts.Of(engine.Thread).Waiters);
+    }
+
     [Theory]
     [InlineData(0, 4096)]        // a whole block
     [InlineData(12_000, 4096)]   // across the end of the file: the count System.IO's read gives

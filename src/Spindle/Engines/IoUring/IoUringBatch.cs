@@ -7,10 +7,11 @@ namespace Spindle.Engines.IoUring;
 /// writes its own result when it completes (the ring thread for the reads on the ring, the caller for those done at
 /// once, a pool thread for those routed to the pool) and counts down; the caller holds one count of its own while it
 /// starts the reads, so the batch cannot complete half-started. Whoever counts down last completes the batch: the
-/// caller directly (everything was done at once), anyone else through the ring's completion queue, so the
-/// caller's continuation runs once, on the thread pool, never on the ring thread. Pooled: no allocation per batch.
+/// caller directly (everything was done at once), the thread waiting for it in <c>GetResult</c> (which polls the ring
+/// itself, as for one read), or else the ring's completion queue, so the caller's continuation runs once, on the
+/// thread pool, never on the ring thread. Pooled: no allocation per batch.
 /// </summary>
-internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
+internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem, IRingWaitable
 {
     private static readonly OperationPool<IoUringBatch> s_pool = new(64);
 
@@ -21,6 +22,7 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
     private int _remaining;                        // requests not completed, plus the caller's own count while it starts them
     private volatile bool _cancelled;              // a read was cancelled by the batch's token
     private CancellationToken _cancellationToken;
+    private CompletionHandOff _handOff;            // who completes the task once the last read is done
 
     /// <summary>A batch of <paramref name="count"/> requests whose results go to <paramref name="results"/>.</summary>
     internal static IoUringBatch Rent(IoUringEngine engine, Memory<BatchReadResult> results, int count, CancellationToken cancellationToken)
@@ -32,6 +34,7 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         batch._remaining = count + 1;
         batch._cancelled = false;
         batch._cancellationToken = cancellationToken;
+        batch._handOff.Reset();
         if (batch._ringBytes.Length < count)
         {
             batch._ringBytes = new int[Math.Max(count, batch._ringBytes.Length * 2)];
@@ -61,23 +64,64 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         }
         if (Interlocked.Decrement(ref _remaining) == 0)
         {
-            _engine.Thread.Completions.Post(this);
+            RingThread ring = _engine.Thread; // read first: a waiter may recycle the batch as soon as it completes
+            if (!_handOff.TryHandToWaiter(out bool waiterPolls))
+            {
+                ring.Completions.Post(this);
+                return;
+            }
+            Complete(true, Error()); // no continuation is registered while a thread waits: no user code runs here
+            if (waiterPolls)
+            {
+                ring.KickPoller();
+            }
         }
     }
 
+    /// <inheritdoc cref="IRingWaitable.HasCompleted"/>
+    public bool HasCompleted(short token) => !IsPending(token);
+
+    /// <inheritdoc cref="IRingWaitable.WaiterPolls"/>
+    public bool WaiterPolls
+    {
+        get => _handOff.WaiterPolls;
+        set => _handOff.WaiterPolls = value;
+    }
+
     /// <summary>
-    /// A thread that blocks for the batch (sync-over-async) inside a run of continuations: the run may hold the batch's
-    /// reads back for its next wait (<see cref="RingThread.SubmitQueued"/>), which this thread now will not reach, so
-    /// they go to the kernel first.
+    /// <c>GetResult</c> before completion (sync-over-async): the caller polls the ring itself until the last read is done,
+    /// unless another thread polls, which hands it the batch; no pool thread is needed for it to finish. Inside a run of
+    /// continuations, the run may hold the batch's reads back for its next wait (<see cref="RingThread.SubmitQueued"/>),
+    /// which this thread now will not reach, so they go to the kernel first.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {
+        RingThread ring = _engine.Thread;
         if (RingThread.HoldsBack)
         {
             RingThread.ReleaseHeld();
-            _engine.Thread.Flush(runInline: false);
+            ring.Flush(runInline: false);
         }
-        WaitUntilCompleted(token);
+        switch (_handOff.BeginWait())
+        {
+            case CompletionHandOff.Wait.Pending:
+                EngineProbe.Current?.Waiting(ring, 1);
+                if (!ring.TryPollUntilCompleted(this, token))
+                {
+                    ring.Flush();
+                    WaitUntilCompleted(token);
+                }
+                EngineProbe.Current?.Waiting(ring, -1);
+                RecordMetrics();
+                return;
+            case CompletionHandOff.Wait.TakeQueued:
+                RecordMetrics(); // completed and queued for a pool thread that has not run it: done here (its entry is skipped)
+                Complete(true, Error());
+                return;
+            default:
+                CompletionHandOff.SpinUntilCompleted(this, token);
+                return;
+        }
     }
 
     // Awaited while its reads are in the kernel: a pool thread will run the continuation, and should reap them (RingThread.Awaited).
@@ -101,9 +145,16 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
     /// <summary>Runs on a pool thread once every request completed: metrics (listeners may run any code), then the caller's continuation.</summary>
     void IThreadPoolWorkItem.Execute()
     {
-        RecordMetrics();
-        Complete(true, _cancelled ? new OperationCanceledException(_cancellationToken) : null);
+        // A stale entry does nothing: its waiter took the batch, which may be in use again (that use's own entry, if it
+        // is queued too, finds it taken).
+        if (_handOff.TryTakeQueued())
+        {
+            RecordMetrics();
+            Complete(true, Error());
+        }
     }
+
+    private OperationCanceledException? Error() => _cancelled ? new OperationCanceledException(_cancellationToken) : null;
 
     private void RecordMetrics()
     {

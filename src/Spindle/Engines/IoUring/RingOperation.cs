@@ -14,7 +14,7 @@ namespace Spindle.Engines.IoUring;
 /// it, and it completes only after the kernel's last completion for it, so buffers and descriptor outlive every use
 /// the kernel makes of them. Each request kind is a subclass that fills its SQE and reads its CQE.
 /// </summary>
-internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWorkItem
+internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWorkItem, IRingWaitable
 {
     internal enum OperationState : byte
     {
@@ -25,12 +25,6 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     }
 
     private static readonly Action<object?> s_cancel = static state => ((RingOperation)state!).RequestCancel();
-
-    // Who completes the task, once the kernel is done (_delivery).
-    private const int InFlight = 0;    // nobody waits synchronously: the reaper queues it (thread pool or inline)
-    private const int Waited = 1;      // a thread waits in GetResult: the reaper completes it and wakes that thread
-    private const int Queued = 2;      // completed and queued: whoever takes the entry first completes the task
-    private const int Taken = 3;       // the task is completed (or being completed) by whoever took it
 
     private protected readonly IoUringEngine _engine;
     private protected HandleLease _handle;                   // held while prepared: the kernel uses the descriptor until the CQE
@@ -44,7 +38,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private CancellationToken _cancellationToken;
     private CancellationTokenRegistration _registration;
     private protected volatile bool _cancelRequested;        // the token was cancelled (CancelRequested says whether that stops the operation)
-    private int _delivery;                                   // InFlight, Waited, Queued or Taken
+    private CompletionHandOff _handOff;                      // who completes the task once the kernel is done
 
     private protected RingOperation(IoUringEngine engine, int id)
     {
@@ -89,11 +83,15 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>The handle may wait for ever (pipe, socket, character device): the operation goes in that lane. Set before queueing.</summary>
     internal bool MayBlock { get; set; }
 
-    /// <summary>Whether the thread waiting in <c>GetResult</c> for this operation polls the ring (a reaper that completes it elsewhere kicks it out of the kernel).</summary>
-    internal volatile bool WaiterPolls;
+    /// <inheritdoc cref="IRingWaitable.WaiterPolls"/>
+    public bool WaiterPolls
+    {
+        get => _handOff.WaiterPolls;
+        set => _handOff.WaiterPolls = value;
+    }
 
-    /// <summary>Whether the task of <paramref name="token"/> has completed.</summary>
-    internal bool HasCompleted(short token) => !IsPending(token);
+    /// <inheritdoc cref="IRingWaitable.HasCompleted"/>
+    public bool HasCompleted(short token) => !IsPending(token);
 
     internal ulong UserData => UserDataOf(Generation);
 
@@ -188,7 +186,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     internal void Arm(CancellationToken cancellationToken)
     {
         SetState(OperationState.Queued);
-        _delivery = InFlight;
+        _handOff.Reset();
         _cancellationToken = cancellationToken;
         if (cancellationToken.CanBeCanceled)
         {
@@ -337,12 +335,10 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     internal bool TryHandToWaiter()
     {
-        if (Interlocked.CompareExchange(ref _delivery, Queued, InFlight) == InFlight)
+        if (!_handOff.TryHandToWaiter(out bool polls))
         {
             return false;
         }
-        _delivery = Taken;
-        bool polls = WaiterPolls;
         CompleteTask(); // wakes the waiter, if it sleeps
         if (polls)
         {
@@ -357,7 +353,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     internal void RunQueued(uint generation)
     {
-        if (Generation != generation || Interlocked.CompareExchange(ref _delivery, Taken, Queued) != Queued)
+        if (Generation != generation || !_handOff.TryTakeQueued())
         {
             return;
         }
@@ -381,9 +377,9 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {
-        switch (Interlocked.CompareExchange(ref _delivery, Waited, InFlight))
+        switch (_handOff.BeginWait())
         {
-            case InFlight:
+            case CompletionHandOff.Wait.Pending:
                 EngineProbe.Current?.Waiting(_engine.Thread, 1);
                 if (WaiterMayRun && TryClaim(OperationState.RunHere, Generation))
                 {
@@ -398,18 +394,13 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
                 EngineProbe.Current?.Waiting(_engine.Thread, -1);
                 RecordMetrics();
                 return;
-            case Queued when Interlocked.CompareExchange(ref _delivery, Taken, Queued) == Queued:
+            case CompletionHandOff.Wait.TakeQueued:
                 // Completed and queued for a pool thread that has not taken it: take it here (its entry is skipped).
                 RecordMetrics();
                 CompleteTask();
                 return;
             default:
-                // Another thread is completing it right now.
-                var spinner = default(SpinWait);
-                while (IsPending(token))
-                {
-                    spinner.SpinOnce();
-                }
+                CompletionHandOff.SpinUntilCompleted(this, token);
                 return;
         }
     }

@@ -403,26 +403,26 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// A thread that waits in <c>GetResult</c> for <paramref name="operation"/> polls the ring until it completed; false
+    /// A thread that waits in <c>GetResult</c> for <paramref name="waited"/> polls the ring until it completed; false
     /// when another thread polls (that one hands it the result).
     /// </summary>
-    internal bool TryPollUntilCompleted(RingOperation operation, short token)
+    internal bool TryPollUntilCompleted(IRingWaitable waited, short token)
     {
         if (!TryAcquirePoller())
         {
             return false;
         }
-        operation.WaiterPolls = true;
+        waited.WaiterPolls = true;
         try
         {
-            while (!operation.HasCompleted(token))
+            while (!waited.HasCompleted(token))
             {
-                Poll(-1, operation, token, out _);
+                Poll(-1, waited, token, out _);
             }
         }
         finally
         {
-            operation.WaiterPolls = false;
+            waited.WaiterPolls = false;
             ReleasePoller();
         }
         return true;
@@ -448,7 +448,7 @@ internal sealed unsafe class RingThread
 
     // The poller (it holds the role): drive the ring; when nothing was ready, wait in the kernel for a completion at
     // most timeoutNanoseconds (negative: until one comes, or a kick for waitedFor), then reap. True when completions were taken.
-    private bool Poll(long timeoutNanoseconds, RingOperation? waitedFor, short token, out bool timedOut)
+    private bool Poll(long timeoutNanoseconds, IRingWaitable? waitedFor, short token, out bool timedOut)
     {
         timedOut = false;
         int taken = Prepare(out uint toSubmit);

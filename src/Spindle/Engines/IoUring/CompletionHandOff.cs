@@ -1,0 +1,83 @@
+namespace Spindle.Engines.IoUring;
+
+/// <summary>
+/// Who completes a ring request's task (or a batch's) once the kernel is done: the reaper hands it to a thread waiting
+/// in <c>GetResult</c> (no continuation is registered then, so no user code runs on the reaper), or marks it queued,
+/// and whoever takes the queued entry first (a pool thread, the inline reaper, or a waiter that came late) completes
+/// it. Each step is one compare-and-swap, so exactly one thread completes each use.
+/// </summary>
+internal struct CompletionHandOff
+{
+    private const int InFlight = 0;     // nobody waits synchronously: the reaper queues it
+    private const int Waited = 1;       // a thread waits in GetResult: the reaper completes it and wakes that thread
+    private const int Queued = 2;       // done and queued: whoever takes the entry first completes the task
+    private const int Taken = 3;        // completed (or being completed) by whoever took it
+
+    private int _state;
+    private volatile bool _waiterPolls; // the waiter polls the ring: whoever completes it elsewhere kicks it out of the kernel
+
+    /// <summary>What a thread that asks for the result before completion does.</summary>
+    internal enum Wait
+    {
+        Pending,        // wait (poll the ring, or sleep): the reaper hands the result over
+        TakeQueued,     // done and queued, now taken by the waiter: complete the task here
+        BeingCompleted, // another thread completes it right now
+    }
+
+    /// <summary>Whether the waiting thread polls the ring now.</summary>
+    internal bool WaiterPolls
+    {
+        readonly get => _waiterPolls;
+        set => _waiterPolls = value;
+    }
+
+    /// <summary>Starts a use: nobody waits yet.</summary>
+    internal void Reset() => _state = InFlight;
+
+    /// <summary>
+    /// The reaper, once the kernel is done: true when a thread waits in <c>GetResult</c> (the caller completes the task
+    /// for it, then kicks it out of the kernel when <paramref name="waiterPolls"/>); false when it marked the use queued.
+    /// </summary>
+    internal bool TryHandToWaiter(out bool waiterPolls)
+    {
+        waiterPolls = false;
+        if (Interlocked.CompareExchange(ref _state, Queued, InFlight) == InFlight)
+        {
+            return false;
+        }
+        _state = Taken;
+        waiterPolls = _waiterPolls;
+        return true;
+    }
+
+    /// <summary>Whoever runs a queued entry: true when it takes the task to complete; false when a waiter took it first.</summary>
+    internal bool TryTakeQueued() => Interlocked.CompareExchange(ref _state, Taken, Queued) == Queued;
+
+    /// <summary>A thread asks for the result before completion.</summary>
+    internal Wait BeginWait() => Interlocked.CompareExchange(ref _state, Waited, InFlight) switch
+    {
+        InFlight => Wait.Pending,
+        Queued when TryTakeQueued() => Wait.TakeQueued,
+        _ => Wait.BeingCompleted,
+    };
+
+    /// <summary>Waits out <see cref="Wait.BeingCompleted"/>: another thread is between taking the task and completing it.</summary>
+    internal static void SpinUntilCompleted(IRingWaitable waited, short token)
+    {
+        var spinner = default(SpinWait);
+        while (!waited.HasCompleted(token))
+        {
+            spinner.SpinOnce();
+        }
+    }
+}
+
+/// <summary>What a thread waiting in <c>GetResult</c> polls the ring for (<see cref="RingThread.TryPollUntilCompleted"/>): a request, or a batch of them.</summary>
+internal interface IRingWaitable
+{
+    /// <summary>Whether the task of <paramref name="token"/> has completed.</summary>
+    bool HasCompleted(short token);
+
+    /// <summary>Whether its waiter polls the ring: whoever completes it elsewhere kicks that thread out of the kernel.</summary>
+    bool WaiterPolls { get; set; }
+}

@@ -72,6 +72,9 @@ static class Parent
                 case "batch":
                     rows.Add(("ReadBatchAsync 32", ["auto", "sysio"], c => ["batch", c, file, "32", seconds.ToString()], () => FioArgs(file, 32, seconds, batch: true), ""));
                     break;
+                case "syncbatch":
+                    rows.Add(("ReadBatchAsync 32, waited synchronously", ["auto", "sysio"], c => ["syncbatch", c, file, "32", seconds.ToString()], () => FioArgs(file, 32, seconds, batch: true), ""));
+                    break;
                 case "burst":
                     rows.Add(("64 at once x31", ["auto"], c => ["burst", c, file, "64", "31"], null, ""));
                     break;
@@ -342,6 +345,7 @@ static partial class Child
             "qd" => Loops(handle, auto, int.Parse(args[3]), int.Parse(args[4]), double.Parse(args[5])),
             "sync" => SyncOverAsync(handle, auto, int.Parse(args[3]), double.Parse(args[4])),
             "batch" => Batches(handle, auto, int.Parse(args[3]), double.Parse(args[4])),
+            "syncbatch" => Batches(handle, auto, int.Parse(args[3]), double.Parse(args[4]), waitSynchronously: true),
             "burst" => Bursts(handle, int.Parse(args[3]), int.Parse(args[4])),
             "idle" => AfterIdle(handle, auto, int.Parse(args[3]), double.Parse(args[4])),
             _ => throw new ArgumentException(workload),
@@ -553,7 +557,8 @@ static partial class Child
         return Measure(() => RunFor(0.5).Item1, () => RunFor(seconds));
     }
 
-    private static Result Batches(SafeFileHandle handle, bool auto, int size, double seconds)
+    // waitSynchronously: one thread blocks in GetResult on each batch (sync-over-async) instead of awaiting it.
+    private static Result Batches(SafeFileHandle handle, bool auto, int size, double seconds, bool waitSynchronously = false)
     {
         Memory<byte>[] buffers = Buffers(size);
         var requests = new BatchReadRequest[size];
@@ -576,7 +581,15 @@ static partial class Child
                         {
                             requests[i] = new BatchReadRequest(handle, buffers[i], random.NextInt64(Blocks) * Block);
                         }
-                        await SpindleRandomAccess.ReadBatchAsync(requests, results);
+                        ValueTask batch = SpindleRandomAccess.ReadBatchAsync(requests, results);
+                        if (waitSynchronously)
+                        {
+                            batch.GetAwaiter().GetResult();
+                        }
+                        else
+                        {
+                            await batch;
+                        }
                     }
                     else
                     {
@@ -584,7 +597,14 @@ static partial class Child
                         {
                             tasks[i] = RandomAccess.ReadAsync(handle, buffers[i], random.NextInt64(Blocks) * Block).AsTask();
                         }
-                        await Task.WhenAll(tasks);
+                        if (waitSynchronously)
+                        {
+                            Task.WhenAll(tasks).GetAwaiter().GetResult();
+                        }
+                        else
+                        {
+                            await Task.WhenAll(tasks);
+                        }
                     }
                     worst = Math.Max(worst, Stopwatch.GetTimestamp() - t);
                     ops += size;

@@ -43,7 +43,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         operation.Prepare(request, routedBy);
         short version = operation.Version;
-        Queue(operation, request.Facts, mechanism);
+        Queue(operation, request, mechanism);
         return RequestTask.Pending(operation, version);
     }
 
@@ -58,14 +58,16 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return _pool.Return(operation);
     }
 
-    private static void Queue(ThreadPoolOperation operation, HandleFacts facts, Mechanism mechanism)
+    private static void Queue(ThreadPoolOperation operation, in FileRequest request, Mechanism mechanism)
     {
+        HandleFacts facts = request.Facts;
         if (mechanism == Mechanism.Blocking)
         {
             // An idle pipe or socket waits in poll(2), not on a thread of its own; O_NONBLOCK ones fail at once instead.
-            if (!facts.NonBlocking && !facts.FailsAtOnce && operation.WaitsForReadiness(out bool write))
+            // Empty transfers, flushes and syncs return at once, as System.IO's do: they wait for nothing.
+            if (!facts.NonBlocking && !facts.FailsAtOnce && request.Length > 0)
             {
-                ReadinessWaiter.Instance.Wait(operation, operation.Handle, write, operation.CancellationToken);
+                ReadinessWaiter.Instance.Wait(operation, request.Handle, request.IsWrite, request.CancellationToken);
             }
             else
             {

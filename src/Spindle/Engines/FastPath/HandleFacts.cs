@@ -168,28 +168,21 @@ internal sealed class HandleFacts
             bool anonymous = false;
             if (type == 0)
             {
-                haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                haveStatus = Stat(handle, facts, &status);
                 type = haveStatus ? status.Mode & LinuxConstants.S_IFMT : 0;
                 // No file type at all: an anonymous inode (eventfd, timerfd, signalfd, inotify, epoll).
                 anonymous = haveStatus && type == 0;
-                facts.SystemCalls++;
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
             facts.NonBlocking = flags >= 0 && (flags & OpenFlags.O_NONBLOCK) != 0;
             facts.PathOnly = flags >= 0 && (flags & OpenFlags.O_PATH) != 0;
-            // Only regular files, block devices and directories always finish; anonymous inodes (eventfd,
-            // timerfd, inotify, signalfd: no file type in the mode) wait for an event as pipes wait for a writer.
             facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
             facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(HandleIo.Fd(handle));
             bool direct = flags >= 0 && (flags & OpenFlags.O_DIRECT) != 0;
             if (type == LinuxConstants.S_IFBLK)
             {
-                if (!haveStatus)
-                {
-                    haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
-                    facts.SystemCalls++;
-                }
-                facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
+                facts.SynchronousBackend = (haveStatus || Stat(handle, facts, &status))
+                    && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
             }
             else if (type == LinuxConstants.S_IFREG)
             {
@@ -206,12 +199,8 @@ internal sealed class HandleFacts
                 if (direct && !facts.SynchronousBackend)
                 {
                     // An O_DIRECT file on a RAM block device (ext4 on zram); buffered reads there are page-cache hits.
-                    if (!haveStatus)
-                    {
-                        haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
-                        facts.SystemCalls++;
-                    }
-                    facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
+                    facts.SynchronousBackend = (haveStatus || Stat(handle, facts, &status))
+                        && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
                 }
                 // Other with a write-only handle: nobody could ask (the probing read fails first), so pool threads, System.IO's mechanism.
                 facts.RefusesNonBlockingIo = fileSystem == FileSystemKind.OtherBlocking || fileSystem == FileSystemKind.Other && !readable;
@@ -230,6 +219,14 @@ internal sealed class HandleFacts
         {
         }
         return facts;
+    }
+
+    // The handle's statx (its type and device numbers), counted in SystemCalls.
+    private static unsafe bool Stat(SafeFileHandle handle, HandleFacts facts, StatxBuffer* status)
+    {
+        bool known = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, status) == 0;
+        facts.SystemCalls++;
+        return known;
     }
 }
 

@@ -14,9 +14,6 @@ namespace Spindle.Engines.FastPath;
 /// </summary>
 internal static unsafe class ReadFastPath
 {
-    /// <summary>The AppContext switch that turns the fast path off for the whole process.</summary>
-    internal const string DisableSwitch = SpindleSwitches.DisableReadFastPathName;
-
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !SpindleSwitches.DisableReadFastPath;
 
@@ -28,16 +25,10 @@ internal static unsafe class ReadFastPath
     /// </summary>
     internal static int TryRead(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
-        // While the fault seam is armed on this handle (tests only), every read goes where the seam can see it.
-        if (fileOffset < 0 || buffer.IsEmpty || SyscallSeam.Enabled && SyscallSeam.IsArmed(handle))
+        if (buffer.IsEmpty || !MayTry(handle, facts, fileOffset))
         {
             return -1;
         }
-        if (!facts.NonBlockingReads)
-        {
-            return -1;
-        }
-
         try
         {
             fixed (byte* pointer = buffer.Span)
@@ -62,6 +53,11 @@ internal static unsafe class ReadFastPath
             return -1;
         }
     }
+
+    // A handle with positions whose reads may not block; while the fault seam is armed on it (tests only), every read
+    // goes where the seam can see it.
+    private static bool MayTry(SafeFileHandle handle, HandleFacts facts, long fileOffset)
+        => fileOffset >= 0 && facts.NonBlockingReads && !(SyscallSeam.Enabled && SyscallSeam.IsArmed(handle));
 
     /// <summary>
     /// Whether a short non-blocking read of <paramref name="read"/> bytes at <paramref name="fileOffset"/>
@@ -140,9 +136,6 @@ internal static unsafe class ReadFastPath
         return false;
     }
 
-    /// <summary>The most buffers a scatter read may have to be tried on the caller's thread.</summary>
-    internal const int MaxScatterBuffers = EngineTunables.MaxCachedScatterBuffers;
-
     /// <summary>
     /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled or the
     /// read stopped inside a page (the end of the file), or -1 when the engine must do the read (then
@@ -152,11 +145,10 @@ internal static unsafe class ReadFastPath
     internal static long TryReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
         int count = buffers.Count;
-        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallSeam.Enabled && SyscallSeam.IsArmed(handle) || !facts.NonBlockingReads)
+        if (count == 0 || count > EngineTunables.MaxCachedScatterBuffers || !MayTry(handle, facts, fileOffset))
         {
             return -1;
         }
-
         try
         {
             var call = new NonBlockingScatterRead(handle, fileOffset);

@@ -1,4 +1,5 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
 
@@ -30,8 +31,8 @@ internal abstract partial class FileIoEngine
         return mechanism switch
         {
             Mechanism.Done => RequestTask.Completed(0),
-            Mechanism.Inline => InlineExecutor.Run(request, Kind),
-            Mechanism.FastPath => WriteFastPath.Run(request, Kind),
+            Mechanism.Inline => InlineExecutor.Run(request, Kind, IoMechanism.Inline),
+            Mechanism.FastPath => InlineExecutor.Run(request, Kind, IoMechanism.FastPath),
             Mechanism.Pool or Mechanism.Blocking => ThreadPoolEngine.Instance.RunOnWorker(request, mechanism, Kind),
             _ => RunOnRing(request),
         };

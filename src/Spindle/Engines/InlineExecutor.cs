@@ -11,12 +11,20 @@ namespace Spindle.Engines;
 /// </summary>
 internal static class InlineExecutor
 {
-    /// <summary>Runs <paramref name="request"/> now; its error comes back in the task, as from any engine.</summary>
-    internal static RequestTask Run(in FileRequest request, IoEngine routedBy)
+    /// <summary>
+    /// Runs <paramref name="request"/> now, inline or (<see cref="IoMechanism.FastPath"/>) as a write's copy into the
+    /// page cache; its error comes back in the task, as from any engine.
+    /// </summary>
+    internal static RequestTask Run(in FileRequest request, IoEngine routedBy, IoMechanism ranOn)
     {
         try
         {
-            return RequestTask.Completed(Call(request, routedBy, IoMechanism.Inline));
+            long result = Call(request, routedBy, ranOn);
+            if (ranOn == IoMechanism.FastPath)
+            {
+                SpindleMetrics.InlineWrite(); // writes done inline, not ones that failed
+            }
+            return RequestTask.Completed(result);
         }
         catch (Exception e)
         {

@@ -71,20 +71,16 @@ internal static unsafe class ReadFastPath
     // The granularity of the page cache (folios are whole pages).
     private static readonly long PageSize = Environment.SystemPageSize;
 
-    /// <summary>
-    /// Turns the read fast path off for one handle (for <see cref="SpindleFileOptions.ReadFastPath"/>
-    /// set to false): every engine then sends that handle's reads to the kernel the engine's way.
-    /// </summary>
+    /// <summary>Turns the read fast path off for one handle (<see cref="SpindleFileOptions.ReadFastPath"/> set to false).</summary>
     internal static void DisableFor(SafeFileHandle handle) => HandleFacts.Of(handle).NonBlockingReads = false;
 
     /// <summary>As <see cref="DisableFor(SafeFileHandle)"/> for a handle just opened, from what its open learned.</summary>
     internal static void DisableFor(SafeFileHandle handle, in OpenedFile opened) => HandleFacts.Of(handle, opened).NonBlockingReads = false;
 
     /// <summary>
-    /// The fast path as an engine uses it: true when a read or scatter read is done from cached pages
-    /// (<paramref name="completed"/> bytes, all asked for or up to the end of the file). When only part of a single
-    /// buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that the
-    /// engine reads it and the caller still gets one full read as from System.IO. Any other request is left as it is.
+    /// True when a read or scatter read is done from cached pages (<paramref name="completed"/> bytes). When only part of
+    /// a single buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that
+    /// the caller still gets one full read, as from System.IO.
     /// </summary>
     internal static bool TryServe(ref FileRequest request, IoEngine engine, out long completed)
     {

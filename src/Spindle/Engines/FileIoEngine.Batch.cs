@@ -118,11 +118,7 @@ internal abstract partial class FileIoEngine
     /// <summary>The pool work items a shared batch asks for: -1 for one fewer than the cores (tests force one on any machine).</summary>
     internal int BatchShareHelpers = -1;
 
-    /// <summary>
-    /// A shared phase for <paramref name="requests"/> when the batch is worth sharing and a second core may help, else
-    /// null (the caller copies everything itself). The caller then calls <see cref="CachedBatchShare.Run"/>, reads each
-    /// member's outcome and lets go with <see cref="CachedBatchShare.Release"/>.
-    /// </summary>
+    /// <summary>A shared phase for <paramref name="requests"/> when the batch is worth sharing, else null (the caller copies everything itself).</summary>
     internal CachedBatchShare? TryShareCachedMembers(ReadOnlyMemory<BatchReadRequest> requests)
         => WorthSharing(requests.Span, out int helpers) ? CachedBatchShare.Start(requests, Kind, helpers) : null;
 

@@ -103,15 +103,11 @@ internal abstract partial class FileIoEngine
 
     // A read that was started and not yet complete, and the index of its request.
     private readonly record struct PendingRead(ValueTask<int> Read, int Index);
-}
 
-internal abstract partial class FileIoEngine
-{
     /// <summary>
-    /// The least work, in bytes with each member counted <see cref="EngineTunables.BatchMemberWeight"/> bytes more, for
-    /// which a batch's cached members are shared with pool threads (<see cref="CachedBatchShare"/>); below it they are
-    /// copied on the caller's thread one after another. Measured (docs/benchmarks.md, "Cached batches"); per engine so
-    /// that a test can force sharing on a private engine.
+    /// The least work (bytes, each member counted <see cref="EngineTunables.BatchMemberWeight"/> more) for which a batch's
+    /// cached members are shared with pool threads (<see cref="CachedBatchShare"/>); per engine so that a test can force
+    /// sharing on a private engine.
     /// </summary>
     internal int BatchShareMinimumWork = EngineTunables.BatchShareMinimumWork;
 
@@ -204,15 +200,11 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
     /// <summary>The caller's part: claims members until none is left, then waits for those helpers are copying.</summary>
     internal void Run()
     {
-        int mine = Claim();
-        int helped = _count - mine;
-        if (helped > 0 && Volatile.Read(ref _counters.HelpersDone) != helped)
+        int helped = _count - Claim();
+        SpinWait spin = default;
+        while (Volatile.Read(ref _counters.HelpersDone) != helped)
         {
-            SpinWait spin = default;
-            while (Volatile.Read(ref _counters.HelpersDone) != helped)
-            {
-                spin.SpinOnce(sleep1Threshold: -1);
-            }
+            spin.SpinOnce(sleep1Threshold: -1);
         }
     }
 

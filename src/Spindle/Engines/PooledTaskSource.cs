@@ -74,7 +74,6 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
         _waiting = 0;
     }
 
-    /// <summary>Whether the task of <paramref name="token"/> has not completed yet.</summary>
     private protected bool IsPending(short token) => _core.GetStatus(token) == ValueTaskSourceStatus.Pending;
 
     /// <summary>Forgets what the operation held and gives it back to its pool (the result has been taken; never touch it afterwards).</summary>

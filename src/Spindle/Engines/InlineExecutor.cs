@@ -5,9 +5,9 @@ using Spindle.Syscalls;
 namespace Spindle.Engines;
 
 /// <summary>
-/// The system call a request stands for, made on the calling thread: the <see cref="Mechanism.Inline"/> executor of
-/// every engine (memory-backed storage, calls that fail at once, the Sync engine), and the call a pool thread or a
-/// thread of Spindle's own makes for the requests sent there (<see cref="Call"/>).
+/// The system call a request stands for, made on the calling thread: the <see cref="Mechanism.Inline"/> and
+/// <see cref="Mechanism.FastPath"/> executor of every engine, and the call a pool thread or a thread of Spindle's own
+/// makes for the requests sent there (<see cref="Call"/>).
 /// </summary>
 internal static class InlineExecutor
 {

@@ -125,7 +125,7 @@ internal abstract partial class FileIoEngine
     /// </summary>
     internal bool WorthSharing(ReadOnlySpan<BatchReadRequest> requests, out int helpers)
     {
-        helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : CachedBatchShare.Cores - 1;
+        helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : Environment.ProcessorCount - 1;
         if (helpers <= 0 || !FastPath.ReadFastPath.Enabled)
         {
             return false;
@@ -158,9 +158,6 @@ internal abstract partial class FileIoEngine
 /// </summary>
 internal sealed class CachedBatchShare : IThreadPoolWorkItem
 {
-    /// <summary>The cores this process may run on (its affinity), read once.</summary>
-    internal static readonly int Cores = Environment.ProcessorCount;
-
     private static readonly OperationPool<CachedBatchShare> s_pool = new(64);
 
     private ReadOnlyMemory<BatchReadRequest> _requests; // default once the caller has let go

@@ -43,7 +43,7 @@ internal static class EngineSelector
     }
 
     /// <summary>Whether io_uring can be used in this process.</summary>
-    internal static bool IsIoUringAvailable => IoUringOrNull() is not null;
+    internal static bool IsIoUringAvailable => IoUringEngine.Instance is not null;
 
     /// <summary>Parses an engine name (sync, threadpool, iouring, auto; any case); null if unknown.</summary>
     internal static IoEngine? Parse(string? name) => name?.Trim().ToLowerInvariant() switch
@@ -100,14 +100,11 @@ internal static class EngineSelector
 
     private static FileIoEngine IoUringOrFallback()
     {
-        FileIoEngine? ring = IoUringOrNull();
-        if (ring is not null)
+        if (IoUringEngine.Instance is { } ring)
         {
             return ring;
         }
         SpindleMetrics.Fallback();
         return ThreadPoolEngine.Instance;
     }
-
-    private static FileIoEngine? IoUringOrNull() => IoUringEngine.Instance;
 }

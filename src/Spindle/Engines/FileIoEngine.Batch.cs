@@ -103,26 +103,18 @@ internal abstract partial class FileIoEngine
 
     // A read that was started and not yet complete, and the index of its request.
     private readonly record struct PendingRead(ValueTask<int> Read, int Index);
-}
 
-internal abstract partial class FileIoEngine
-{
     /// <summary>
-    /// The least work, in bytes with each member counted <see cref="EngineTunables.BatchMemberWeight"/> bytes more, for
-    /// which a batch's cached members are shared with pool threads (<see cref="CachedBatchShare"/>); below it they are
-    /// copied on the caller's thread one after another. Measured (docs/benchmarks.md, "Cached batches"); per engine so
-    /// that a test can force sharing on a private engine.
+    /// The least work (bytes, each member counted <see cref="EngineTunables.BatchMemberWeight"/> more) for which a batch's
+    /// cached members are shared with pool threads (<see cref="CachedBatchShare"/>); per engine so that a test can force
+    /// sharing on a private engine.
     /// </summary>
     internal int BatchShareMinimumWork = EngineTunables.BatchShareMinimumWork;
 
     /// <summary>The pool work items a shared batch asks for: -1 for one fewer than the cores (tests force one on any machine).</summary>
     internal int BatchShareHelpers = -1;
 
-    /// <summary>
-    /// A shared phase for <paramref name="requests"/> when the batch is worth sharing and a second core may help, else
-    /// null (the caller copies everything itself). The caller then calls <see cref="CachedBatchShare.Run"/>, reads each
-    /// member's outcome and lets go with <see cref="CachedBatchShare.Release"/>.
-    /// </summary>
+    /// <summary>A shared phase for <paramref name="requests"/> when the batch is worth sharing, else null (the caller copies everything itself).</summary>
     internal CachedBatchShare? TryShareCachedMembers(ReadOnlyMemory<BatchReadRequest> requests)
         => WorthSharing(requests.Span, out int helpers) ? CachedBatchShare.Start(requests, Kind, helpers) : null;
 
@@ -133,7 +125,7 @@ internal abstract partial class FileIoEngine
     /// </summary>
     internal bool WorthSharing(ReadOnlySpan<BatchReadRequest> requests, out int helpers)
     {
-        helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : CachedBatchShare.Cores - 1;
+        helpers = BatchShareHelpers >= 0 ? BatchShareHelpers : Environment.ProcessorCount - 1;
         if (helpers <= 0 || !FastPath.ReadFastPath.Enabled)
         {
             return false;
@@ -166,9 +158,6 @@ internal abstract partial class FileIoEngine
 /// </summary>
 internal sealed class CachedBatchShare : IThreadPoolWorkItem
 {
-    /// <summary>The cores this process may run on (its affinity), read once.</summary>
-    internal static readonly int Cores = Environment.ProcessorCount;
-
     private static readonly OperationPool<CachedBatchShare> s_pool = new(64);
 
     private ReadOnlyMemory<BatchReadRequest> _requests; // default once the caller has let go
@@ -208,15 +197,11 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
     /// <summary>The caller's part: claims members until none is left, then waits for those helpers are copying.</summary>
     internal void Run()
     {
-        int mine = Claim();
-        int helped = _count - mine;
-        if (helped > 0 && Volatile.Read(ref _counters.HelpersDone) != helped)
+        int helped = _count - Claim();
+        SpinWait spin = default;
+        while (Volatile.Read(ref _counters.HelpersDone) != helped)
         {
-            SpinWait spin = default;
-            while (Volatile.Read(ref _counters.HelpersDone) != helped)
-            {
-                spin.SpinOnce(sleep1Threshold: -1);
-            }
+            spin.SpinOnce(sleep1Threshold: -1);
         }
     }
 

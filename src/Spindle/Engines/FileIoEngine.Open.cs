@@ -8,9 +8,8 @@ namespace Spindle.Engines;
 internal abstract partial class FileIoEngine
 {
     /// <summary>
-    /// Opens what <paramref name="request"/> describes, with every rule of the synchronous open. Here: on the
-    /// caller's thread for <see cref="IoEngine.Sync"/>, else the synchronous open on a pool thread; the io_uring engine
-    /// opens on the ring. I/O errors come through the task; a cancellation leaves no descriptor open.
+    /// Opens what <paramref name="request"/> describes, with every rule of the synchronous open (the io_uring engine on
+    /// its ring). I/O errors come through the task; a cancellation leaves no descriptor open.
     /// </summary>
     internal virtual ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
     {
@@ -38,10 +37,7 @@ internal abstract partial class FileIoEngine
     /// closes on the ring a handle Spindle alone holds whose close may wait (<see cref="Router.RouteClose"/>). Never fails.
     /// </summary>
     /// <param name="handle">The handle.</param>
-    /// <param name="mayWait">
-    /// Whether the close may wait for I/O: false only where it is known not to (a local file system, and no
-    /// DeleteOnClose whose close frees the file's blocks).
-    /// </param>
+    /// <param name="mayWait">False only where the close is known not to wait (a local file system, no DeleteOnClose).</param>
     internal virtual ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
     {
         handle.Dispose();

@@ -1,32 +1,26 @@
 using Microsoft.Win32.SafeHandles;
+using Spindle.Diagnostics;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
 
 namespace Spindle.Engines;
 
 /// <summary>
-/// One way of running asynchronous file operations. Arguments arrive validated; a negative
-/// <c>fileOffset</c> means the handle has no position (pipe, socket, character device). Writes
-/// complete only when every byte is written. Engines keep the handle referenced and the buffer
-/// pinned until the kernel is done with them.
+/// One way of running asynchronous file operations. Arguments arrive validated; a negative <c>fileOffset</c> means the
+/// handle has no position (pipe, socket, character device). Writes complete only when every byte is written. Engines
+/// keep the handle referenced and the buffer pinned until the kernel is done with them.
 /// </summary>
 /// <remarks>
 /// Every request becomes one <see cref="FileRequest"/>, with its handle's <see cref="HandleFacts"/> as the caller learned
-/// them once (a stream at its first asynchronous operation, the public entries once per call), and goes through
-/// <see cref="Run"/>: the page cache's chance at a read, the router's decision, then the one executor it names. The
-/// forms without facts are for callers that hold only a raw handle (tests, a batch's members): they look the facts up
-/// once, there.
+/// them once, and goes through <see cref="Run"/>. The forms without facts are for callers that hold only a raw handle
+/// (tests, a batch's members): they look the facts up there.
 /// </remarks>
 internal abstract partial class FileIoEngine
 {
     /// <summary>Which engine this is.</summary>
     public abstract IoEngine Kind { get; }
 
-    /// <summary>
-    /// Runs <paramref name="request"/>: a read first tries the page cache on the caller's thread (unless the request or
-    /// the process switched that off; the Sync engine reads on the caller's thread anyway), then the request runs where
-    /// the <see cref="Router"/> sends it. The result is the same wherever it runs.
-    /// </summary>
+    /// <summary>Runs <paramref name="request"/>: a read first tries the page cache, then the request runs where the <see cref="Router"/> sends it.</summary>
     internal RequestTask Run(FileRequest request)
     {
         if (request.UseFastPath && Kind != IoEngine.Sync && ReadFastPath.TryServe(ref request, Kind, out long cached))
@@ -37,8 +31,8 @@ internal abstract partial class FileIoEngine
         return mechanism switch
         {
             Mechanism.Done => RequestTask.Completed(0),
-            Mechanism.Inline => InlineExecutor.Run(request, Kind),
-            Mechanism.FastPath => WriteFastPath.Run(request, Kind),
+            Mechanism.Inline => InlineExecutor.Run(request, Kind, IoMechanism.Inline),
+            Mechanism.FastPath => InlineExecutor.Run(request, Kind, IoMechanism.FastPath),
             Mechanism.Pool or Mechanism.Blocking => ThreadPoolEngine.Instance.RunOnWorker(request, mechanism, Kind),
             _ => RunOnRing(request),
         };
@@ -56,10 +50,7 @@ internal abstract partial class FileIoEngine
     public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
-    /// <summary>
-    /// A read. With <paramref name="useFastPath"/> an engine may first try a non-blocking read of
-    /// cached pages on the caller's thread; the result is the same either way.
-    /// </summary>
+    /// <summary>A read; with <paramref name="useFastPath"/> cached pages may be read on the caller's thread first (the result is the same).</summary>
     public ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Read(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsRead();
 
@@ -72,10 +63,8 @@ internal abstract partial class FileIoEngine
         => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>
-    /// A write of every byte. With <paramref name="useFastPath"/> an engine may copy a small buffer
-    /// into the page cache on the caller's thread (<see cref="WriteFastPath"/>), or run a larger copy into the
-    /// page cache the cheapest way it has; without it, the write goes to the kernel the engine's own way.
-    /// The result is the same either way.
+    /// A write of every byte; with <paramref name="useFastPath"/> a small buffer may be copied into the page cache on the
+    /// caller's thread (<see cref="WriteFastPath"/>), a larger one the cheapest way the engine has (the result is the same).
     /// </summary>
     public ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Write(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsWrite();
@@ -124,10 +113,7 @@ internal abstract partial class FileIoEngine
     public ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
         => WriteDurableAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
 
-    /// <summary>
-    /// A write of every byte that completes only when they are on the device (<see cref="Syscalls.DurableIo.WriteDurable(SafeFileHandle, ReadOnlySpan{byte}, long, Diagnostics.IoMechanism)"/>
-    /// on the caller's or a pool thread; on the ring, a write with <c>RWF_DSYNC</c>).
-    /// </summary>
+    /// <summary>A write of every byte that completes only when they are on the device (<c>RWF_DSYNC</c>, or a write and an <c>fdatasync</c>).</summary>
     public ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
         => Run(FileRequest.WriteDurable(handle, facts, buffer, fileOffset, cancellationToken)).AsWrite();
 }

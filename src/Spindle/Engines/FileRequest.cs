@@ -4,10 +4,8 @@ using Spindle.Engines.FastPath;
 namespace Spindle.Engines;
 
 /// <summary>
-/// One request as it travels from the public entry to the executor that runs it: what it asks for, its handle with the
-/// facts its caller learned once, where in the file, its buffers and its token. Built once, routed once
-/// (<see cref="Router"/>); every executor (<see cref="InlineExecutor"/>, the fast paths, the pool's, the ring's) takes
-/// this value rather than a method per kind of transfer.
+/// One request as it travels from the public entry to the executor that runs it: built once, routed once
+/// (<see cref="Router"/>), and taken as it is by every executor.
 /// </summary>
 internal readonly struct FileRequest
 {
@@ -22,7 +20,7 @@ internal readonly struct FileRequest
         CancellationToken = cancellationToken;
     }
 
-    /// <summary>What the request asks for: a read, a write, a scatter read, a gather write, a flush, a data sync or a durable write.</summary>
+    /// <summary>What the request asks for.</summary>
     internal RequestKind Kind { get; }
 
     internal SafeFileHandle Handle { get; }

@@ -5,18 +5,26 @@ using Spindle.Syscalls;
 namespace Spindle.Engines;
 
 /// <summary>
-/// The system call a request stands for, made on the calling thread: the <see cref="Mechanism.Inline"/> executor of
-/// every engine (memory-backed storage, calls that fail at once, the Sync engine), and the call a pool thread or a
-/// thread of Spindle's own makes for the requests sent there (<see cref="Call"/>).
+/// The system call a request stands for, made on the calling thread: the <see cref="Mechanism.Inline"/> and
+/// <see cref="Mechanism.FastPath"/> executor of every engine, and the call a pool thread or a thread of Spindle's own
+/// makes for the requests sent there (<see cref="Call"/>).
 /// </summary>
 internal static class InlineExecutor
 {
-    /// <summary>Runs <paramref name="request"/> now; its error comes back in the task, as from any engine.</summary>
-    internal static RequestTask Run(in FileRequest request, IoEngine routedBy)
+    /// <summary>
+    /// Runs <paramref name="request"/> now, inline or (<see cref="IoMechanism.FastPath"/>) as a write's copy into the
+    /// page cache; its error comes back in the task, as from any engine.
+    /// </summary>
+    internal static RequestTask Run(in FileRequest request, IoEngine routedBy, IoMechanism ranOn)
     {
         try
         {
-            return RequestTask.Completed(Call(request, routedBy, IoMechanism.Inline));
+            long result = Call(request, routedBy, ranOn);
+            if (ranOn == IoMechanism.FastPath)
+            {
+                SpindleMetrics.InlineWrite(); // writes done inline, not ones that failed
+            }
+            return RequestTask.Completed(result);
         }
         catch (Exception e)
         {

@@ -1,15 +1,13 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// A bounded pool of reusable operation objects. Renting and returning never allocate. The objects are kept in one
-/// small stack per core (up to <see cref="EngineTunables.MaxPoolStripes"/>), each behind its own lock held for a few instructions: a
-/// request's operation is rented and returned by threads on every core, and one shared lock, taken twice per request,
-/// made its cache line travel between the cores on every request. A thread uses its core's stack and looks at the
-/// others only when that one is empty (or full).
+/// A bounded pool of reusable operation objects; renting and returning never allocate. One small stack per core (up to
+/// <see cref="EngineTunables.MaxPoolStripes"/>), each behind its own short lock: operations are rented and returned on
+/// every core, and one shared lock's cache line would travel between the cores on every request. A thread uses its
+/// core's stack and looks at the others only when that one is empty (or full).
 /// </summary>
 internal sealed class OperationPool<T> where T : class
 {
-
     private readonly Stripe[] _stripes;
 
     internal OperationPool(int capacity)

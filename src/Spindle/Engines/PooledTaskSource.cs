@@ -4,11 +4,9 @@ namespace Spindle.Engines;
 
 /// <summary>
 /// The <see cref="IValueTaskSource{T}"/> contract every pooled operation of the engines shares, written once, as
-/// Channels' <c>AsyncOperation</c> does: the version, the continuation and the result (<see cref="ManualResetValueTaskSourceCore{TResult}"/>),
-/// completion (<see cref="Complete"/>), a synchronous wait for a caller that asks for the result before completion
-/// (sync-over-async, which System.IO's tasks allow too), and the return to the pool once the result is taken. A
-/// subclass says only what is its own: what it runs, and where it goes back (<see cref="Recycle"/>). Continuations
-/// run on the thread that completes the operation.
+/// Channels' <c>AsyncOperation</c> does: completion (<see cref="Complete"/>), a synchronous wait for a caller that asks
+/// for the result first (sync-over-async, which System.IO's tasks allow too), and the return to the pool once the
+/// result is taken (<see cref="Recycle"/>). Continuations run on the thread that completes the operation.
 /// </summary>
 internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSource
 {
@@ -76,7 +74,6 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
         _waiting = 0;
     }
 
-    /// <summary>Whether the task of <paramref name="token"/> has not completed yet.</summary>
     private protected bool IsPending(short token) => _core.GetStatus(token) == ValueTaskSourceStatus.Pending;
 
     /// <summary>Forgets what the operation held and gives it back to its pool (the result has been taken; never touch it afterwards).</summary>

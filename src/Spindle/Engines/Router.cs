@@ -259,20 +259,16 @@ internal static class Router
         => OpenFastPath.Enabled && (flags & (OpenFlags.O_TRUNC | OpenFlags.O_EXCL)) == 0 ? Mechanism.FastPath : Mechanism.Ring;
 
     /// <summary>
-    /// Where a close runs on the io_uring engine (row 16): on the ring when it may wait (a network or FUSE file system
-    /// writes back or asks its server; the last close of a deleted file frees its blocks) and Spindle alone holds the
-    /// handle (else SafeFileHandle's own Dispose, whose last user's release closes it); inline where it cannot wait
-    /// (a local file system): close(2) there costs less than a ring round trip.
+    /// Where a close runs on the io_uring engine (row 16). A handle Spindle does not alone hold is closed by
+    /// SafeFileHandle's own Dispose, whose last user's release closes it.
     /// </summary>
     internal static Mechanism RouteClose(bool mayWait) => mayWait ? Mechanism.Ring : Mechanism.Inline;
 
     /// <summary>
     /// Where a member of a synchronous read batch runs when io_uring is the engine (row 17), after the page cache had its
-    /// chance: on the calling thread's own ring, handed to the kernel with the batch's other such reads and waited for
-    /// at once, when the file or block device is one io_uring reads without its workers — so that a thread blocked on
-    /// a batch keeps all of it in the device's queue, as fio does; anything else with a plain read on the caller's
-    /// thread, one after the other (memory-backed storage copies at once; io_uring would hand FUSE's and character
-    /// devices' reads to its workers; a pipe may wait for ever).
+    /// chance: the own ring's reads go to the kernel together, so that a thread blocked on a batch keeps all of it in the
+    /// device's queue, as fio does; anything else is read on the caller's thread, one after the other (memory-backed
+    /// storage copies at once; io_uring would hand FUSE's and character devices' reads to its workers; a pipe may wait).
     /// </summary>
     internal static Mechanism RouteSynchronousBatchMember(HandleFacts facts, long length)
         => length > 0 && !facts.SynchronousBackend && !facts.MayBlockIndefinitely && !facts.CharacterDevice && !facts.FailsAtOnce

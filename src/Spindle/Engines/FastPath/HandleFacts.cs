@@ -8,10 +8,8 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// What the fast paths need to know about a handle, learned once and kept in a weak table so that it
-/// never keeps a handle alive. A handle from elsewhere costs up to three system calls (flags, file type,
-/// file system), and one more on a file system that is neither a local disk nor memory (whether it reads
-/// without blocking); one a Spindle stream opened costs what its open did not already learn (usually none).
+/// What the router and the fast paths need to know about a handle, learned once (a handle Spindle opened costs only
+/// what its open did not learn) and kept in a weak table so that it never keeps a handle alive.
 /// </summary>
 internal sealed class HandleFacts
 {
@@ -57,9 +55,8 @@ internal sealed class HandleFacts
     public bool MemoryFileSystem;
 
     /// <summary>
-    /// A regular file whose file system cannot start a read without blocking (RWF_NOWAIT fails with EOPNOTSUPP:
-    /// FUSE, overlayfs, and others found by asking the kernel once per handle): io_uring hands each of its requests
-    /// to a kernel worker, which runs them several times slower than the same system calls on pool threads. Also
+    /// A regular file whose file system cannot start a read without blocking (RWF_NOWAIT fails with EOPNOTSUPP: FUSE,
+    /// overlayfs, others found by asking the kernel): io_uring hands each of its requests to a slower kernel worker. Also
     /// set for a write-only handle on a file system that is neither a local disk nor memory, which a probing read
     /// cannot ask (it fails before the kernel looks at the flag): pool threads are System.IO's mechanism.
     /// </summary>
@@ -86,11 +83,7 @@ internal sealed class HandleFacts
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
-    /// <summary>
-    /// The facts of a handle, learned on its first call: one weak-table lookup. Called where an operation enters
-    /// Spindle with a raw handle (the public entries, a batch's members); the router and the executors are given
-    /// the facts and never call this.
-    /// </summary>
+    /// <summary>The facts of a handle, learned on its first call; called where a raw handle enters Spindle, never by the router or executors.</summary>
     internal static HandleFacts Of(SafeFileHandle handle)
     {
         // The thread's last handle first: a caller's reads of one file come one after another, and the weak table's
@@ -112,10 +105,7 @@ internal sealed class HandleFacts
 
     private WeakReference<SafeFileHandle>? _owner;
 
-    /// <summary>
-    /// The facts of a handle Spindle opened, asking the kernel only what <paramref name="opened"/> does not
-    /// say; a stream calls this before its first asynchronous operation reaches an engine.
-    /// </summary>
+    /// <summary>The facts of a handle Spindle opened, asking the kernel only what <paramref name="opened"/> does not say.</summary>
     internal static HandleFacts Of(SafeFileHandle handle, in OpenedFile opened)
     {
         if (s_facts.TryGetValue(handle, out HandleFacts? facts))
@@ -168,28 +158,21 @@ internal sealed class HandleFacts
             bool anonymous = false;
             if (type == 0)
             {
-                haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
+                haveStatus = Stat(handle, facts, &status);
                 type = haveStatus ? status.Mode & LinuxConstants.S_IFMT : 0;
                 // No file type at all: an anonymous inode (eventfd, timerfd, signalfd, inotify, epoll).
                 anonymous = haveStatus && type == 0;
-                facts.SystemCalls++;
             }
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
             facts.NonBlocking = flags >= 0 && (flags & OpenFlags.O_NONBLOCK) != 0;
             facts.PathOnly = flags >= 0 && (flags & OpenFlags.O_PATH) != 0;
-            // Only regular files, block devices and directories always finish; anonymous inodes (eventfd,
-            // timerfd, inotify, signalfd: no file type in the mode) wait for an event as pipes wait for a writer.
             facts.MayBlockIndefinitely = type is not (LinuxConstants.S_IFREG or LinuxConstants.S_IFBLK or LinuxConstants.S_IFDIR);
             facts.FailsAtOnce = anonymous && StorageBackends.IsEpoll(HandleIo.Fd(handle));
             bool direct = flags >= 0 && (flags & OpenFlags.O_DIRECT) != 0;
             if (type == LinuxConstants.S_IFBLK)
             {
-                if (!haveStatus)
-                {
-                    haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
-                    facts.SystemCalls++;
-                }
-                facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
+                facts.SynchronousBackend = (haveStatus || Stat(handle, facts, &status))
+                    && StorageBackends.IsRamBlockDevice(status.SpecialMajor, status.SpecialMinor);
             }
             else if (type == LinuxConstants.S_IFREG)
             {
@@ -206,14 +189,9 @@ internal sealed class HandleFacts
                 if (direct && !facts.SynchronousBackend)
                 {
                     // An O_DIRECT file on a RAM block device (ext4 on zram); buffered reads there are page-cache hits.
-                    if (!haveStatus)
-                    {
-                        haveStatus = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, &status) == 0;
-                        facts.SystemCalls++;
-                    }
-                    facts.SynchronousBackend = haveStatus && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
+                    facts.SynchronousBackend = (haveStatus || Stat(handle, facts, &status))
+                        && StorageBackends.IsRamBlockDevice(status.DeviceMajor, status.DeviceMinor);
                 }
-                // Other with a write-only handle: nobody could ask (the probing read fails first), so pool threads, System.IO's mechanism.
                 facts.RefusesNonBlockingIo = fileSystem == FileSystemKind.OtherBlocking || fileSystem == FileSystemKind.Other && !readable;
                 // O_DIRECT reads with RWF_NOWAIT still wait for the device, on the caller's thread.
                 bool cached = flags >= 0 && !direct;
@@ -231,12 +209,17 @@ internal sealed class HandleFacts
         }
         return facts;
     }
+
+    // The handle's statx (its type and device numbers), counted in SystemCalls.
+    private static unsafe bool Stat(SafeFileHandle handle, HandleFacts facts, StatxBuffer* status)
+    {
+        bool known = Libc.Statx(handle, string.Empty, LinuxConstants.AT_EMPTY_PATH, LinuxConstants.STATX_TYPE, status) == 0;
+        facts.SystemCalls++;
+        return known;
+    }
 }
 
-/// <summary>
-/// The facts of a batch's members' handles, taken in order: members mostly share a handle, so its facts are looked up
-/// once per run of the same handle rather than once per member.
-/// </summary>
+/// <summary>The facts of a batch's members' handles, looked up once per run of the same handle: members mostly share one.</summary>
 internal struct HandleFactsOfRun
 {
     private SafeFileHandle? _handle;

@@ -29,9 +29,6 @@ internal static unsafe class OpenFastPath
     /// <summary>Whether opens may be tried on the caller's thread: the kernel knows RESOLVE_CACHED and the read fast path is on.</summary>
     internal static readonly bool Enabled = ReadFastPath.Enabled && Probe();
 
-    /// <summary>Whether an open with these flags can be tried from the lookup cache.</summary>
-    internal static bool Applies(int flags) => Enabled && (flags & (OpenFlags.O_CREAT | OpenFlags.O_TRUNC)) == 0;
-
     /// <summary>
     /// The open on the caller's thread: a descriptor (O_NONBLOCK already taken off), a negated errno, or -EAGAIN when
     /// the lookup needs the disk (or the open would wait) and the ring must open it.

@@ -14,9 +14,6 @@ namespace Spindle.Engines.FastPath;
 /// </summary>
 internal static unsafe class ReadFastPath
 {
-    /// <summary>The AppContext switch that turns the fast path off for the whole process.</summary>
-    internal const string DisableSwitch = SpindleSwitches.DisableReadFastPathName;
-
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !SpindleSwitches.DisableReadFastPath;
 
@@ -28,16 +25,10 @@ internal static unsafe class ReadFastPath
     /// </summary>
     internal static int TryRead(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
-        // While the fault seam is armed on this handle (tests only), every read goes where the seam can see it.
-        if (fileOffset < 0 || buffer.IsEmpty || SyscallSeam.Enabled && SyscallSeam.IsArmed(handle))
+        if (buffer.IsEmpty || !MayTry(handle, facts, fileOffset))
         {
             return -1;
         }
-        if (!facts.NonBlockingReads)
-        {
-            return -1;
-        }
-
         try
         {
             fixed (byte* pointer = buffer.Span)
@@ -63,6 +54,11 @@ internal static unsafe class ReadFastPath
         }
     }
 
+    // A handle with positions whose reads may not block; while the fault seam is armed on it (tests only), every read
+    // goes where the seam can see it.
+    private static bool MayTry(SafeFileHandle handle, HandleFacts facts, long fileOffset)
+        => fileOffset >= 0 && facts.NonBlockingReads && !(SyscallSeam.Enabled && SyscallSeam.IsArmed(handle));
+
     /// <summary>
     /// Whether a short non-blocking read of <paramref name="read"/> bytes at <paramref name="fileOffset"/>
     /// stopped at the end of the file. The page cache copies whole pages: a read that stops for want of
@@ -75,20 +71,16 @@ internal static unsafe class ReadFastPath
     // The granularity of the page cache (folios are whole pages).
     private static readonly long PageSize = Environment.SystemPageSize;
 
-    /// <summary>
-    /// Turns the read fast path off for one handle (for <see cref="SpindleFileOptions.ReadFastPath"/>
-    /// set to false): every engine then sends that handle's reads to the kernel the engine's way.
-    /// </summary>
+    /// <summary>Turns the read fast path off for one handle (<see cref="SpindleFileOptions.ReadFastPath"/> set to false).</summary>
     internal static void DisableFor(SafeFileHandle handle) => HandleFacts.Of(handle).NonBlockingReads = false;
 
     /// <summary>As <see cref="DisableFor(SafeFileHandle)"/> for a handle just opened, from what its open learned.</summary>
     internal static void DisableFor(SafeFileHandle handle, in OpenedFile opened) => HandleFacts.Of(handle, opened).NonBlockingReads = false;
 
     /// <summary>
-    /// The fast path as an engine uses it: true when a read or scatter read is done from cached pages
-    /// (<paramref name="completed"/> bytes, all asked for or up to the end of the file). When only part of a single
-    /// buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that the
-    /// engine reads it and the caller still gets one full read as from System.IO. Any other request is left as it is.
+    /// True when a read or scatter read is done from cached pages (<paramref name="completed"/> bytes). When only part of
+    /// a single buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that
+    /// the caller still gets one full read, as from System.IO.
     /// </summary>
     internal static bool TryServe(ref FileRequest request, IoEngine engine, out long completed)
     {
@@ -140,9 +132,6 @@ internal static unsafe class ReadFastPath
         return false;
     }
 
-    /// <summary>The most buffers a scatter read may have to be tried on the caller's thread.</summary>
-    internal const int MaxScatterBuffers = EngineTunables.MaxCachedScatterBuffers;
-
     /// <summary>
     /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled or the
     /// read stopped inside a page (the end of the file), or -1 when the engine must do the read (then
@@ -152,11 +141,10 @@ internal static unsafe class ReadFastPath
     internal static long TryReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
         int count = buffers.Count;
-        if (fileOffset < 0 || count == 0 || count > MaxScatterBuffers || SyscallSeam.Enabled && SyscallSeam.IsArmed(handle) || !facts.NonBlockingReads)
+        if (count == 0 || count > EngineTunables.MaxCachedScatterBuffers || !MayTry(handle, facts, fileOffset))
         {
             return -1;
         }
-
         try
         {
             var call = new NonBlockingScatterRead(handle, fileOffset);

@@ -1,37 +1,16 @@
-using Spindle.Diagnostics;
-
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// Writes small buffers to cached regular files on the caller's thread. A buffered write to a local
-/// file system is a copy into the page cache (Linux has no RWF_NOWAIT for buffered writes on ext4):
-/// a thread hop or an io_uring round trip, which on ext4 ends in an io-wq worker doing the same
-/// copy, costs several times more than the copy itself. Which writes qualify is the <see cref="Router"/>'s
-/// decision (a page-cache copy); this class only executes them.
+/// Writes small buffers to cached regular files on the caller's thread. A buffered write to a local file system is a
+/// copy into the page cache (Linux has no RWF_NOWAIT for buffered writes on ext4): a thread hop or an io_uring round
+/// trip, which on ext4 ends in an io-wq worker doing the same copy, costs more than the copy. The <see cref="Router"/>
+/// decides which writes qualify; <see cref="InlineExecutor"/> makes them.
 /// </summary>
 internal static class WriteFastPath
 {
-    /// <summary>The AppContext switch that turns the write fast path off for the whole process.</summary>
-    internal const string DisableSwitch = SpindleSwitches.DisableWriteFastPathName;
-
-    /// <summary>The largest write done inline; beyond it the copy costs more than a hop.</summary>
+    /// <summary>The largest write done inline (<see cref="EngineTunables.MaxInlineWrite"/>).</summary>
     internal const int MaxInlineBytes = EngineTunables.MaxInlineWrite;
 
     /// <summary>Whether the process allows the fast path (the switch is read once).</summary>
     internal static readonly bool Enabled = !SpindleSwitches.DisableWriteFastPath;
-
-    /// <summary>The write or gather write, done now; errors come back in the task as from the engine.</summary>
-    internal static RequestTask Run(in FileRequest request, IoEngine engine)
-    {
-        try
-        {
-            InlineExecutor.Call(request, engine, IoMechanism.FastPath);
-            SpindleMetrics.InlineWrite(); // writes done inline, not ones that failed
-            return RequestTask.Completed(0);
-        }
-        catch (Exception e)
-        {
-            return RequestTask.Failed(e);
-        }
-    }
 }

@@ -6,14 +6,13 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// One thread that waits with poll(2) until a pipe, socket or device can be read or written, so that an
-/// idle read holds no thread and stays cancellable while it waits, as a queued System.IO operation does
-/// (a thread per idle read grew to one thread per caller). A ready operation runs on a blocking thread,
-/// where its system call now returns at once. Per descriptor and direction one operation runs at a time,
-/// in the order they came: a pipe serialises them anyway, and a byte for one reader wakes one thread.
+/// One thread that waits with poll(2) until a pipe, socket or device can be read or written, so that an idle read
+/// holds no thread and stays cancellable while it waits, as a queued System.IO operation does. A ready operation runs
+/// on a blocking thread, where its system call returns at once. Per descriptor and direction one operation runs at a
+/// time, in the order they came: a pipe serialises them anyway, and a byte for one reader wakes one thread.
 /// <para>
-/// Who owns what: a waiting operation's handle is referenced by the waiter (its descriptor cannot be
-/// reused while polled); the lists are guarded by one lock; the poll thread never runs user code.
+/// Who owns what: a waiting operation's handle is referenced by the waiter (its descriptor cannot be reused while
+/// polled); the lists are guarded by one lock; the poll thread never runs user code.
 /// </para>
 /// </summary>
 internal sealed unsafe class ReadinessWaiter
@@ -23,8 +22,7 @@ internal sealed unsafe class ReadinessWaiter
     private static readonly Action<object?> s_cancel = static state => Instance.Cancel((ThreadPoolOperation)state!);
 
     private readonly Lock _lock = new();
-    private Waiting[] _waiting = new Waiting[16];   // operations not yet released, in arrival order, [0.._count)
-    private int _count;
+    private readonly List<Waiting> _waiting = new(16); // operations not yet released, in arrival order
     private readonly HashSet<long> _running = [];   // descriptor-and-direction keys whose released operation is still running
     private readonly int _wakeFd;                   // an eventfd: written to make the poll thread look again
 
@@ -55,7 +53,7 @@ internal sealed unsafe class ReadinessWaiter
         {
             lock (_lock)
             {
-                return _count;
+                return _waiting.Count;
             }
         }
     }
@@ -93,11 +91,7 @@ internal sealed unsafe class ReadinessWaiter
         operation.ReadinessKey = key;
         lock (_lock)
         {
-            if (_count == _waiting.Length)
-            {
-                Array.Resize(ref _waiting, _count * 2);
-            }
-            _waiting[_count++] = new Waiting { Operation = operation, Handle = lease, Key = key };
+            _waiting.Add(new Waiting { Operation = operation, Handle = lease, Key = key });
         }
         if (cancellationToken.CanBeCanceled)
         {
@@ -107,7 +101,7 @@ internal sealed unsafe class ReadinessWaiter
                 int index = IndexOf(operation);
                 if (index >= 0)
                 {
-                    _waiting[index].Registration = registration;
+                    CollectionsMarshal.AsSpan(_waiting)[index].Registration = registration;
                     registration = default;
                 }
             }
@@ -137,7 +131,8 @@ internal sealed unsafe class ReadinessWaiter
             {
                 return; // released already
             }
-            taken = RemoveAt(index);
+            taken = _waiting[index];
+            _waiting.RemoveAt(index);
         }
         // Not marked running: the operation sees its cancelled token and makes no system call.
         taken.Operation!.ReadinessKey = -1;
@@ -147,7 +142,7 @@ internal sealed unsafe class ReadinessWaiter
 
     private int IndexOf(ThreadPoolOperation operation)
     {
-        for (int i = 0; i < _count; i++)
+        for (int i = 0; i < _waiting.Count; i++)
         {
             if (ReferenceEquals(_waiting[i].Operation, operation))
             {
@@ -155,14 +150,6 @@ internal sealed unsafe class ReadinessWaiter
             }
         }
         return -1;
-    }
-
-    private Waiting RemoveAt(int index)
-    {
-        Waiting taken = _waiting[index];
-        Array.Copy(_waiting, index + 1, _waiting, index, _count - index - 1);
-        _waiting[--_count] = default;
-        return taken;
     }
 
     private void Wake()
@@ -202,10 +189,10 @@ internal sealed unsafe class ReadinessWaiter
         _pollIndex.Clear();
         lock (_lock)
         {
-            EnsurePollCapacity(_count + 1);
+            EnsurePollCapacity(_waiting.Count + 1);
             _polls[0] = new PollFd { Fd = _wakeFd, Events = Libc.POLLIN };
             int watched = 0;
-            for (int i = 0; i < _count; i++)
+            for (int i = 0; i < _waiting.Count; i++)
             {
                 long key = _waiting[i].Key;
                 if (_running.Contains(key) || !_pollIndex.TryAdd(key, watched + 1))
@@ -226,11 +213,12 @@ internal sealed unsafe class ReadinessWaiter
         Waiting taken = default;
         lock (_lock)
         {
-            for (int i = 0; i < _count; i++)
+            for (int i = 0; i < _waiting.Count; i++)
             {
                 if (_waiting[i].Key == key)
                 {
-                    taken = RemoveAt(i);
+                    taken = _waiting[i];
+                    _waiting.RemoveAt(i);
                     _running.Add(key);
                     break;
                 }

@@ -3,15 +3,11 @@ using Spindle.Engines.FastPath;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// What .NET does on Unix: each operation is a blocking system call on a thread-pool thread, queued
-/// like System.IO's (to the caller's local queue when the caller is a pool thread, which the runtime
-/// moves to its high-priority queue if that caller then blocks waiting for the result, so
-/// sync-over-async does not starve). Cached reads complete on the caller's thread through the
-/// page-cache fast path first. Where each request runs is the <see cref="Router"/>'s choice; this
-/// class also executes the other engines' <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/>
-/// requests: the latter (pipes, sockets, devices, which may wait for ever) first wait for their
-/// descriptor in <see cref="ReadinessWaiter"/> (one thread for all, cancellable), then run on threads of
-/// their own (<see cref="WorkerThreads.Blocking"/>), never holding a pool thread that another request needs.
+/// What .NET does on Unix: each operation is a blocking system call on a thread-pool thread, queued as System.IO's are.
+/// This class also executes every engine's <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/> requests
+/// (<see cref="Router"/>): the latter (pipes, sockets, devices, which may wait for ever) first wait for their descriptor
+/// in <see cref="ReadinessWaiter"/>, then run on <see cref="WorkerThreads.Blocking"/>, never holding a pool thread
+/// that another request needs.
 /// </summary>
 internal sealed class ThreadPoolEngine : FileIoEngine
 {
@@ -26,10 +22,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.ThreadPool;
 
-    /// <summary>
-    /// The executor of <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/> for every engine: runs
-    /// <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here (its metrics carry that engine).
-    /// </summary>
+    /// <summary>Runs <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here (its metrics carry that engine).</summary>
     internal RequestTask RunOnWorker(in FileRequest request, Mechanism mechanism, IoEngine routedBy)
     {
         ThreadPoolOperation? operation = t_spare;
@@ -43,7 +36,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         }
         operation.Prepare(request, routedBy);
         short version = operation.Version;
-        Queue(operation, request.Facts, mechanism);
+        Queue(operation, request, mechanism);
         return RequestTask.Pending(operation, version);
     }
 
@@ -58,14 +51,16 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return _pool.Return(operation);
     }
 
-    private static void Queue(ThreadPoolOperation operation, HandleFacts facts, Mechanism mechanism)
+    private static void Queue(ThreadPoolOperation operation, in FileRequest request, Mechanism mechanism)
     {
+        HandleFacts facts = request.Facts;
         if (mechanism == Mechanism.Blocking)
         {
-            // An idle pipe or socket waits in poll(2), not on a thread of its own; O_NONBLOCK ones fail at once instead.
-            if (!facts.NonBlocking && !facts.FailsAtOnce && operation.WaitsForReadiness(out bool write))
+            // An idle pipe or socket waits in poll(2), not on a thread of its own; O_NONBLOCK ones, empty transfers,
+            // flushes and syncs return at once.
+            if (!facts.NonBlocking && !facts.FailsAtOnce && request.Length > 0)
             {
-                ReadinessWaiter.Instance.Wait(operation, operation.Handle, write, operation.CancellationToken);
+                ReadinessWaiter.Instance.Wait(operation, request.Handle, request.IsWrite, request.CancellationToken);
             }
             else
             {

@@ -1,4 +1,3 @@
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 
 namespace Spindle.Engines.ThreadPool;
@@ -14,6 +13,7 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     private FileRequest _request;                              // what to run; default while pooled
     private int _claimed;                                      // 1 once a thread runs the call: the pool's, or one waiting for the result
     private int _releases;                                     // 2 while a waiter ran the call and the pool's queue still holds this object
+    private IoEngine _routedBy;                                // the engine whose router sent it here: the metrics' engine
 
     internal ThreadPoolOperation(ThreadPoolEngine owner) => _owner = owner;
 
@@ -26,32 +26,14 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     /// <summary>The descriptor-and-direction key under which <see cref="ReadinessWaiter"/> released this operation, or -1.</summary>
     internal long ReadinessKey { get; set; } = -1;
 
-    internal CancellationToken CancellationToken => _request.CancellationToken;
-
-    /// <summary>The prepared operation's handle.</summary>
-    internal SafeFileHandle Handle => _request.Handle;
-
-    /// <summary>The engine whose router sent the operation here: the metrics' engine (the mechanism tag says it ran on a pool or blocking thread).</summary>
-    internal IoEngine RoutedBy { get; private set; } = IoEngine.ThreadPool;
-
     /// <summary>Whether the operation counts in <see cref="FileRequestsInFlight"/> (a file or block device on a pool thread).</summary>
     internal bool CountedInFlight { get; set; }
-
-    /// <summary>
-    /// Whether the operation would wait for its descriptor to become readable (or, with <paramref name="write"/>,
-    /// writable): transfers of at least one byte. Empty ones, flushes and syncs return at once, as System.IO's do.
-    /// </summary>
-    internal bool WaitsForReadiness(out bool write)
-    {
-        write = _request.IsWrite;
-        return _request.Length > 0;
-    }
 
     /// <summary>Takes <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent to a pool thread or a thread of Spindle's own.</summary>
     internal void Prepare(in FileRequest request, IoEngine routedBy)
     {
         _request = request;
-        RoutedBy = routedBy;
+        _routedBy = routedBy;
         _claimed = 0;
         _releases = 0;
         WaiterMayRun = false;
@@ -103,7 +85,7 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
         {
             try
             {
-                result = InlineExecutor.Call(_request, RoutedBy, RanOn);
+                result = InlineExecutor.Call(_request, _routedBy, RanOn);
             }
             catch (Exception e)
             {

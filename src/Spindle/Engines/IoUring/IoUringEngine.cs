@@ -108,9 +108,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
     }
 
     /// <summary>
-    /// The ring's executor: a read or write (<see cref="RingTransfer"/>), an <c>fsync</c> or <c>fdatasync</c>
-    /// (<see cref="RingSync"/>) or a durable write (<see cref="RingDurableWrite"/>), finishing what the fast path began
-    /// (its prefix counts in a read's result).
+    /// The ring's executor: a read or write (<see cref="RingTransfer"/>), or an <c>fsync</c>, <c>fdatasync</c> or durable
+    /// write (<see cref="RingSync"/>), finishing what the fast path began (its prefix counts in a read's result).
     /// </summary>
     internal override RequestTask RunOnRing(in FileRequest request)
     {
@@ -119,7 +118,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         {
             // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
             RequestKind.Flush or RequestKind.DataSync => Start(Operations.Rent(Operations.Syncs, mayBlock: false), request),
-            RequestKind.WriteDurable => Start(Operations.Rent(Operations.DurableWrites, mayBlock), request),
+            RequestKind.WriteDurable => Start(Operations.Rent(Operations.Syncs, mayBlock), request),
             _ => Start(Operations.Rent(Operations.Transfers, mayBlock), request),
         };
     }

@@ -1,5 +1,4 @@
 using System.Buffers;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
 using Spindle.Syscalls;

@@ -25,32 +25,19 @@ internal sealed partial class IoUringEngine
         }
         IoUringBatch batch = IoUringBatch.Rent(this, results, span.Length, cancellationToken);
         QueuedMembers queued = QueuedMembers.None;
-        // Enough cached copying for a second core to pay off: the caller and pool threads try the fast path on the
-        // members together first (FileIoEngine.Batch.cs), then the caller completes the hits and routes the rest.
         CachedBatchShare? share = TryShareCachedMembers(requests);
-        if (share is not null)
+        share?.Run();
+        for (int i = 0; i < span.Length; i++)
         {
-            share.Run();
-            for (int i = 0; i < span.Length; i++)
+            int bytes = 0;
+            if (share is not null && share.Served(i, out bytes))
             {
-                if (share.Served(i, out int bytes))
-                {
-                    batch.MemberCompleted(i, bytes, null, onRing: false);
-                }
-                else
-                {
-                    queued |= StartBatchMember(batch, span[i], i, tryFastPath: false, bytes, cancellationToken);
-                }
+                batch.MemberCompleted(i, bytes, null, onRing: false);
+                continue;
             }
-            share.Release();
+            queued |= StartBatchMember(batch, span[i], i, tryFastPath: share is null && ReadFastPath.Enabled, bytes, cancellationToken);
         }
-        else
-        {
-            for (int i = 0; i < span.Length; i++)
-            {
-                queued |= StartBatchMember(batch, span[i], i, tryFastPath: ReadFastPath.Enabled, 0, cancellationToken);
-            }
-        }
+        share?.Release();
         if (queued != QueuedMembers.None)
         {
             Thread.SubmitQueued(regularOnly: queued == QueuedMembers.Regular); // the batch's reads go to the kernel together

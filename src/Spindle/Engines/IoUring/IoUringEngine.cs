@@ -49,9 +49,6 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.IoUring;
 
-    /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
-    internal const string DisableSwitch = SpindleSwitches.DisableIoUringName;
-
     private static IoUringEngine? TryStart()
     {
         if (Volatile.Read(ref s_refused) || Environment.TickCount64 < Volatile.Read(ref s_retryAt))
@@ -66,7 +63,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
             }
             if (SpindleSwitches.DisableIoUring)
             {
-                UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
+                UnavailableReason = $"io_uring is switched off ({SpindleSwitches.DisableIoUringName})";
                 Volatile.Write(ref s_refused, true);
                 return null;
             }

@@ -1,4 +1,3 @@
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;

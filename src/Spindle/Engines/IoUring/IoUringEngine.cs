@@ -1,5 +1,3 @@
-using System.Collections.Concurrent;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 using Spindle.Interop;
 
@@ -68,26 +66,20 @@ internal sealed partial class IoUringEngine : FileIoEngine
                 return null;
             }
             int errno;
-            IoUringEngine? engine = null;
             try
             {
-                engine = new IoUringEngine(new RingThread());
-                if (!engine.Thread.Start(engine, out errno))
+                var engine = new IoUringEngine(new RingThread());
+                if (engine.Thread.Start(engine, out errno))
                 {
-                    engine = null;
+                    UnavailableReason = null;
+                    Volatile.Write(ref s_instance, engine);
+                    return engine;
                 }
             }
             catch (OutOfMemoryException)
             {
                 // The runtime reports a thread it could not create (no memory, no descriptor) this way.
                 errno = Errno.ENOMEM;
-                engine = null;
-            }
-            if (engine is not null)
-            {
-                UnavailableReason = null;
-                Volatile.Write(ref s_instance, engine);
-                return engine;
             }
             UnavailableReason = $"io_uring_setup failed: {Errno.Message(errno)} (errno {errno})";
             Diagnostics.SpindleEventSource.Log.IoUringRefused(UnavailableReason, errno);

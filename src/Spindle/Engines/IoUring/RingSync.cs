@@ -1,7 +1,6 @@
 using System.Buffers;
 using Spindle.Diagnostics;
 using Spindle.Interop;
-using Spindle.Syscalls;
 using static Spindle.Interop.IoUringConstants;
 
 namespace Spindle.Engines.IoUring;

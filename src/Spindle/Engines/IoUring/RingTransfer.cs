@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
 using Spindle.Syscalls;

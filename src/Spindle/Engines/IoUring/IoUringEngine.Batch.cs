@@ -6,12 +6,10 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
-/// or ring); the ring's share is queued whole and submitted together (<see cref="RingThread.SubmitQueued"/>): by the caller
-/// at once, or, from a run of continuations, with the run's wait for its next completion in one <c>io_uring_enter</c>.
-/// One task for the caller, completed once by the last read. A batch with enough cached copying for a second core to
-/// pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members from the caller
-/// and pool work items together (<see cref="CachedBatchShare"/>); the caller then completes the hits and routes the
-/// misses as above, so that they still reach the ring together.
+/// or ring); the ring's share is queued whole and submitted together (<see cref="RingThread.SubmitQueued"/>), in one
+/// <c>io_uring_enter</c>; one task for the caller, completed by the last read. A batch with enough cached copying for a
+/// second core to pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members
+/// from the caller and pool work items together (<see cref="CachedBatchShare"/>), then routes the misses as above.
 /// </summary>
 internal sealed partial class IoUringEngine
 {
@@ -76,15 +74,7 @@ internal sealed partial class IoUringEngine
                     return QueuedMembers.None;
                 case Mechanism.Pool:
                 case Mechanism.Blocking:
-                    ValueTask<int> pooled = ThreadPoolEngine.Instance.RunOnWorker(read, mechanism, Kind).AsRead();
-                    if (pooled.IsCompleted)
-                    {
-                        batch.MemberCompleted(index, pooled.GetAwaiter().GetResult(), null, onRing: false);
-                    }
-                    else
-                    {
-                        _ = AwaitPooledReadAsync(pooled, batch, index);
-                    }
+                    _ = AwaitPooledReadAsync(ThreadPoolEngine.Instance.RunOnWorker(read, mechanism, Kind).AsRead(), batch, index);
                     return QueuedMembers.None;
             }
             operation = Operations.Rent(Operations.Transfers, read.Facts.MayBlockIndefinitely);
@@ -114,7 +104,7 @@ internal sealed partial class IoUringEngine
         MayBlock = 2,
     }
 
-    // A read the router sent to a pool thread (a character device): rare, so an allocation is acceptable.
+    // A read the router sent to a pool thread (a character device): rare, so an allocation, when it does not complete at once, is acceptable.
     private static async Task AwaitPooledReadAsync(ValueTask<int> read, IoUringBatch batch, int index)
     {
         int bytes = 0;

@@ -4,12 +4,11 @@ using Spindle.Interop;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="RingOperation"/> and
-/// queue it; one ring thread (<see cref="RingThread"/>) turns everything queued into SQEs, submits
-/// them in one <c>io_uring_enter</c> and delivers the completions. Cached reads complete on the
-/// caller's thread through the page-cache fast path first; small writes that are only a copy into
-/// the page cache are done inline (see <see cref="WriteFastPath"/>), and every other write through the
-/// page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
+/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="RingOperation"/> and queue it; the ring
+/// (<see cref="RingThread"/>) turns everything queued into SQEs, submits them in one <c>io_uring_enter</c> and delivers
+/// the completions. Cached reads complete on the caller's thread through the page-cache fast path first; small writes
+/// that are only a copy into the page cache are done inline (<see cref="WriteFastPath"/>), and every other write through
+/// the page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
 /// </summary>
 internal sealed partial class IoUringEngine : FileIoEngine
 {

@@ -51,7 +51,16 @@ internal sealed unsafe class OwnRing
         EngineProbe.Current?.OwnRingBatch(placing: true);
         try
         {
-            own.ReadRounds(requests, results, members, prefixes);
+            for (int start = 0; start < members.Length; start += Entries)
+            {
+                int count = Math.Min(Entries, members.Length - start);
+                if (own._ring is null)
+                {
+                    ReadAlone(requests, results, members.Slice(start, count), prefixes.Slice(start, count)); // the ring was retired
+                    continue;
+                }
+                own.ReadRound(requests, results, members.Slice(start, count), prefixes.Slice(start, count));
+            }
         }
         finally
         {
@@ -107,20 +116,6 @@ internal sealed unsafe class OwnRing
         Ring ring = _ring!;
         _ring = null;
         ring.Dispose();
-    }
-
-    private void ReadRounds(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
-    {
-        for (int start = 0; start < members.Length; start += Entries)
-        {
-            int count = Math.Min(Entries, members.Length - start);
-            if (_ring is null)
-            {
-                ReadAlone(requests, results, members.Slice(start, count), prefixes.Slice(start, count)); // the ring was retired
-                continue;
-            }
-            ReadRound(requests, results, members.Slice(start, count), prefixes.Slice(start, count));
-        }
     }
 
     private void ReadRound(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)

@@ -145,8 +145,8 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
             if (result >= 0)
             {
                 Wrote(result);
-                // Each RWF_DSYNC write made what it wrote durable; the rest follows the same way.
-                return _remaining == 0 ? Done() : ContinueUnlessCancelled();
+                // Each RWF_DSYNC write made what it wrote durable, as a sync that succeeded; the rest follows the same way.
+                return _remaining == 0 ? OnSyncResult(0) : ContinueUnlessCancelled();
             }
             if (-result is Errno.EINVAL or Errno.EOPNOTSUPP && _transferred == 0)
             {
@@ -181,12 +181,6 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
             return true; // every byte is written: the sync runs to its end, whatever the token says
         }
         return OnSyncResult(synced);
-    }
-
-    private bool Done()
-    {
-        Succeed(_transferred);
-        return false;
     }
 
     private void Wrote(int result)

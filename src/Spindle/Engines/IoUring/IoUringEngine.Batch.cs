@@ -1,4 +1,3 @@
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Engines.FastPath;
 using Spindle.Engines.ThreadPool;
@@ -7,12 +6,10 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
-/// or ring); the ring's share is queued whole and submitted together (<see cref="RingThread.SubmitQueued"/>): by the caller
-/// at once, or, from a run of continuations, with the run's wait for its next completion in one <c>io_uring_enter</c>.
-/// One task for the caller, completed once by the last read. A batch with enough cached copying for a second core to
-/// pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members from the caller
-/// and pool work items together (<see cref="CachedBatchShare"/>); the caller then completes the hits and routes the
-/// misses as above, so that they still reach the ring together.
+/// or ring); the ring's share is queued whole and submitted together (<see cref="RingThread.SubmitQueued"/>), in one
+/// <c>io_uring_enter</c>; one task for the caller, completed by the last read. A batch with enough cached copying for a
+/// second core to pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members
+/// from the caller and pool work items together (<see cref="CachedBatchShare"/>), then routes the misses as above.
 /// </summary>
 internal sealed partial class IoUringEngine
 {
@@ -25,32 +22,19 @@ internal sealed partial class IoUringEngine
         }
         IoUringBatch batch = IoUringBatch.Rent(this, results, span.Length, cancellationToken);
         QueuedMembers queued = QueuedMembers.None;
-        // Enough cached copying for a second core to pay off: the caller and pool threads try the fast path on the
-        // members together first (FileIoEngine.Batch.cs), then the caller completes the hits and routes the rest.
         CachedBatchShare? share = TryShareCachedMembers(requests);
-        if (share is not null)
+        share?.Run();
+        for (int i = 0; i < span.Length; i++)
         {
-            share.Run();
-            for (int i = 0; i < span.Length; i++)
+            int bytes = 0;
+            if (share is not null && share.Served(i, out bytes))
             {
-                if (share.Served(i, out int bytes))
-                {
-                    batch.MemberCompleted(i, bytes, null, onRing: false);
-                }
-                else
-                {
-                    queued |= StartBatchMember(batch, span[i], i, tryFastPath: false, bytes, cancellationToken);
-                }
+                batch.MemberCompleted(i, bytes, null, onRing: false);
+                continue;
             }
-            share.Release();
+            queued |= StartBatchMember(batch, span[i], i, tryFastPath: share is null && ReadFastPath.Enabled, bytes, cancellationToken);
         }
-        else
-        {
-            for (int i = 0; i < span.Length; i++)
-            {
-                queued |= StartBatchMember(batch, span[i], i, tryFastPath: ReadFastPath.Enabled, 0, cancellationToken);
-            }
-        }
+        share?.Release();
         if (queued != QueuedMembers.None)
         {
             Thread.SubmitQueued(regularOnly: queued == QueuedMembers.Regular); // the batch's reads go to the kernel together
@@ -90,15 +74,7 @@ internal sealed partial class IoUringEngine
                     return QueuedMembers.None;
                 case Mechanism.Pool:
                 case Mechanism.Blocking:
-                    ValueTask<int> pooled = ThreadPoolEngine.Instance.RunOnWorker(read, mechanism, Kind).AsRead();
-                    if (pooled.IsCompleted)
-                    {
-                        batch.MemberCompleted(index, pooled.GetAwaiter().GetResult(), null, onRing: false);
-                    }
-                    else
-                    {
-                        _ = AwaitPooledReadAsync(pooled, batch, index);
-                    }
+                    _ = AwaitPooledReadAsync(ThreadPoolEngine.Instance.RunOnWorker(read, mechanism, Kind).AsRead(), batch, index);
                     return QueuedMembers.None;
             }
             operation = Operations.Rent(Operations.Transfers, read.Facts.MayBlockIndefinitely);
@@ -128,7 +104,7 @@ internal sealed partial class IoUringEngine
         MayBlock = 2,
     }
 
-    // A read the router sent to a pool thread (a character device): rare, so an allocation is acceptable.
+    // A read the router sent to a pool thread (a character device): rare, so an allocation, when it does not complete at once, is acceptable.
     private static async Task AwaitPooledReadAsync(ValueTask<int> read, IoUringBatch batch, int index)
     {
         int bytes = 0;

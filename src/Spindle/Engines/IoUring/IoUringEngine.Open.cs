@@ -13,14 +13,19 @@ internal sealed partial class IoUringEngine
         {
             return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
         }
-        Mechanism mechanism = Router.RouteOpen(request.Flags);
-        return RingOpen.OpenAsync(this, request, tryCached: mechanism == Mechanism.FastPath, cancellationToken);
+        return RingOpen.OpenAsync(this, request, tryCached: Router.RouteOpen(request.Flags) == Mechanism.FastPath, cancellationToken);
     }
 
     internal override ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
-        => Router.RouteClose(mayWait) == Mechanism.Ring && SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd)
-            ? CloseDescriptorAsync(fd)
-            : base.CloseAsync(handle, mayWait);
+    {
+        if (Router.RouteClose(mayWait) != Mechanism.Ring || !SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd))
+        {
+            return base.CloseAsync(handle, mayWait);
+        }
+        RingOpenAt operation = Operations.Rent(Operations.Opens, mayBlock: false);
+        operation.PrepareClose(fd);
+        return new ValueTask(operation, Start(operation, CancellationToken.None));
+    }
 
     /// <summary>
     /// <c>openat(AT_FDCWD, fullPath, flags, permissions)</c> on the ring: the descriptor, or the negated errno. A
@@ -39,13 +44,5 @@ internal sealed partial class IoUringEngine
             return ValueTask.FromException<int>(Operations.Abandon(operation, e));
         }
         return new ValueTask<int>(operation, Start(operation, cancellationToken));
-    }
-
-    /// <summary><c>close(fd)</c> on the ring, of a descriptor no one else holds; not cancellable, its errors ignored.</summary>
-    internal ValueTask CloseDescriptorAsync(int fd)
-    {
-        RingClose operation = Operations.Rent(Operations.Closes, mayBlock: false);
-        operation.Prepare(fd);
-        return new ValueTask(operation, Start(operation, CancellationToken.None));
     }
 }

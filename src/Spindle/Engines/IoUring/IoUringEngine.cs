@@ -1,17 +1,14 @@
-using System.Collections.Concurrent;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
 using Spindle.Interop;
 
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="RingOperation"/> and
-/// queue it; one ring thread (<see cref="RingThread"/>) turns everything queued into SQEs, submits
-/// them in one <c>io_uring_enter</c> and delivers the completions. Cached reads complete on the
-/// caller's thread through the page-cache fast path first; small writes that are only a copy into
-/// the page cache are done inline (see <see cref="WriteFastPath"/>), and every other write through the
-/// page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
+/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="RingOperation"/> and queue it; the ring
+/// (<see cref="RingThread"/>) turns everything queued into SQEs, submits them in one <c>io_uring_enter</c> and delivers
+/// the completions. Cached reads complete on the caller's thread through the page-cache fast path first; small writes
+/// that are only a copy into the page cache are done inline (<see cref="WriteFastPath"/>), and every other write through
+/// the page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
 /// </summary>
 internal sealed partial class IoUringEngine : FileIoEngine
 {
@@ -49,9 +46,6 @@ internal sealed partial class IoUringEngine : FileIoEngine
 
     public override IoEngine Kind => IoEngine.IoUring;
 
-    /// <summary>The AppContext switch that keeps io_uring off in this process (as if the kernel refused it).</summary>
-    internal const string DisableSwitch = SpindleSwitches.DisableIoUringName;
-
     private static IoUringEngine? TryStart()
     {
         if (Volatile.Read(ref s_refused) || Environment.TickCount64 < Volatile.Read(ref s_retryAt))
@@ -66,31 +60,25 @@ internal sealed partial class IoUringEngine : FileIoEngine
             }
             if (SpindleSwitches.DisableIoUring)
             {
-                UnavailableReason = $"io_uring is switched off ({DisableSwitch})";
+                UnavailableReason = $"io_uring is switched off ({SpindleSwitches.DisableIoUringName})";
                 Volatile.Write(ref s_refused, true);
                 return null;
             }
             int errno;
-            IoUringEngine? engine = null;
             try
             {
-                engine = new IoUringEngine(new RingThread());
-                if (!engine.Thread.Start(engine, out errno))
+                var engine = new IoUringEngine(new RingThread());
+                if (engine.Thread.Start(engine, out errno))
                 {
-                    engine = null;
+                    UnavailableReason = null;
+                    Volatile.Write(ref s_instance, engine);
+                    return engine;
                 }
             }
             catch (OutOfMemoryException)
             {
                 // The runtime reports a thread it could not create (no memory, no descriptor) this way.
                 errno = Errno.ENOMEM;
-                engine = null;
-            }
-            if (engine is not null)
-            {
-                UnavailableReason = null;
-                Volatile.Write(ref s_instance, engine);
-                return engine;
             }
             UnavailableReason = $"io_uring_setup failed: {Errno.Message(errno)} (errno {errno})";
             Diagnostics.SpindleEventSource.Log.IoUringRefused(UnavailableReason, errno);
@@ -108,9 +96,8 @@ internal sealed partial class IoUringEngine : FileIoEngine
     }
 
     /// <summary>
-    /// The ring's executor: a read or write (<see cref="RingTransfer"/>), an <c>fsync</c> or <c>fdatasync</c>
-    /// (<see cref="RingSync"/>) or a durable write (<see cref="RingDurableWrite"/>), finishing what the fast path began
-    /// (its prefix counts in a read's result).
+    /// The ring's executor: a read or write (<see cref="RingTransfer"/>), or an <c>fsync</c>, <c>fdatasync</c> or durable
+    /// write (<see cref="RingSync"/>), finishing what the fast path began (its prefix counts in a read's result).
     /// </summary>
     internal override RequestTask RunOnRing(in FileRequest request)
     {
@@ -119,7 +106,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         {
             // A sync always finishes, so it never goes in the lane of handles that may wait for ever.
             RequestKind.Flush or RequestKind.DataSync => Start(Operations.Rent(Operations.Syncs, mayBlock: false), request),
-            RequestKind.WriteDurable => Start(Operations.Rent(Operations.DurableWrites, mayBlock), request),
+            RequestKind.WriteDurable => Start(Operations.Rent(Operations.Syncs, mayBlock), request),
             _ => Start(Operations.Rent(Operations.Transfers, mayBlock), request),
         };
     }

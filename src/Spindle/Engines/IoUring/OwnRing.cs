@@ -1,5 +1,4 @@
 using System.Buffers;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
 using Spindle.Syscalls;
@@ -9,13 +8,12 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// A small ring that one synchronous batch of reads has to itself (router row 17): the calling thread writes an SQE per
-/// read, hands them all to the kernel and waits for all of their completions in one <c>io_uring_enter</c>, as fio does,
-/// with no other thread involved. Rings are rented from a process-wide pool for one batch and returned after it, so
-/// their descriptors and locked memory follow how many threads read batches at once, not how many ever did, and
-/// nothing waits for a garbage collection: at most one idle ring per processor is kept, and one returned beyond that
-/// is closed at once. Nothing is in flight outside a batch: it returns only after the kernel has completed every read
-/// it was handed, so no buffer or descriptor is let go while in use, and a ring passes to another thread empty (it is
-/// made without SINGLE_ISSUER, which would tie it to the thread that made it).
+/// read, hands them all to the kernel and waits for all of their completions in one <c>io_uring_enter</c>, as fio does.
+/// Rings are rented from a process-wide pool for one batch, so their descriptors and locked memory follow how many
+/// threads read batches at once, not how many ever did, and none waits for a garbage collection: at most one idle ring
+/// per processor is kept, and one returned beyond that is closed at once. A batch returns only after the kernel has completed every read it was handed, so no
+/// buffer or descriptor is let go while in use, and a ring passes to another thread empty (it is made without
+/// SINGLE_ISSUER, which would tie it to the thread that made it).
 /// </summary>
 internal sealed unsafe class OwnRing
 {
@@ -38,11 +36,9 @@ internal sealed unsafe class OwnRing
     internal static bool MayRent => !s_refused;
 
     /// <summary>
-    /// Reads the requests at <paramref name="members"/>, each after the <paramref name="prefixes"/> bytes the page cache
-    /// already gave it, through a rented ring, and stores each one's result: the bytes read, or the outcome of reading it
-    /// again on this thread when the ring reported an error (so that every error is the exception a lone synchronous
-    /// read throws). Where no ring can be made now (no descriptor or memory free), they are read one by one on this
-    /// thread, and the next batch asks again.
+    /// Reads the requests at <paramref name="members"/>, each after its <paramref name="prefixes"/> bytes from the page
+    /// cache, through a rented ring, or one by one on this thread where no ring can be made now. A read the ring failed
+    /// is read again here, so that every error is the exception a lone synchronous read throws.
     /// </summary>
     internal static void Read(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
     {
@@ -55,7 +51,16 @@ internal sealed unsafe class OwnRing
         EngineProbe.Current?.OwnRingBatch(placing: true);
         try
         {
-            own.ReadRounds(requests, results, members, prefixes);
+            for (int start = 0; start < members.Length; start += Entries)
+            {
+                int count = Math.Min(Entries, members.Length - start);
+                if (own._ring is null)
+                {
+                    ReadAlone(requests, results, members.Slice(start, count), prefixes.Slice(start, count)); // the ring was retired
+                    continue;
+                }
+                own.ReadRound(requests, results, members.Slice(start, count), prefixes.Slice(start, count));
+            }
         }
         finally
         {
@@ -64,7 +69,6 @@ internal sealed unsafe class OwnRing
         }
     }
 
-    // An idle ring, or a new one; null where none can be made.
     private static OwnRing? Rent()
     {
         OwnRing?[] idle = s_idle;
@@ -90,7 +94,6 @@ internal sealed unsafe class OwnRing
         return new OwnRing(ring);
     }
 
-    // Back to the idle rings, or closed when they are full (or the ring was retired).
     private void Return()
     {
         if (_ring is null)
@@ -113,20 +116,6 @@ internal sealed unsafe class OwnRing
         Ring ring = _ring!;
         _ring = null;
         ring.Dispose();
-    }
-
-    private void ReadRounds(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
-    {
-        for (int start = 0; start < members.Length; start += Entries)
-        {
-            int count = Math.Min(Entries, members.Length - start);
-            if (_ring is null)
-            {
-                ReadAlone(requests, results, members.Slice(start, count), prefixes.Slice(start, count)); // the ring was retired
-                continue;
-            }
-            ReadRound(requests, results, members.Slice(start, count), prefixes.Slice(start, count));
-        }
     }
 
     private void ReadRound(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)

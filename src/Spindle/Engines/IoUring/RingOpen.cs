@@ -10,11 +10,10 @@ namespace Spindle.Engines.IoUring;
 internal static class RingOpen
 {
     /// <summary>
-    /// The open on the ring: <c>openat</c> as an SQE, then the same steps after it as the synchronous open
-    /// (<see cref="FileOpener.Finish"/>) where the continuation runs, and the ring's <c>close</c> when they fail. The steps after
-    /// the open are short system calls on the descriptor (<c>fstat</c>, <c>flock</c> without waiting, <c>ftruncate</c>,
-    /// <c>fallocate</c>); the path lookup, which may read directories from the disk, is what the ring takes off the
-    /// thread. Pooled: an open that completes later allocates no state machine.
+    /// <c>openat</c> as an SQE, then the synchronous open's steps after it (<see cref="FileOpener.Finish"/>: short system
+    /// calls on the descriptor) where the continuation runs, and the ring's <c>close</c> when they fail: the path lookup,
+    /// which may read directories from the disk, is what the ring takes off the thread. Pooled: an open that completes
+    /// later allocates no state machine.
     /// </summary>
     /// <remarks>
     /// io_uring first tries an open that does not wait (O_NONBLOCK, cached lookup only) and hands it to a worker,
@@ -65,8 +64,7 @@ internal static class RingOpen
                 {
                     break;
                 }
-                // A FIFO's read end, opened without waiting: a writer may have paired with it and written already, so it
-                // is kept (closing it would drop those bytes) and waited on for a writer; then the open's other steps.
+                // A FIFO's read end, opened without waiting: kept (closing it would drop what a writer wrote) and waited on.
                 await UntilWriterCameAsync(handle, request, cancellationToken).ConfigureAwait(false);
                 request.MayNotHaveWaited = false;
                 nonBlocking = false;
@@ -138,10 +136,8 @@ internal static class RingOpen
         }
         if (result == -Errno.ENOENT || (result == -Errno.EAGAIN && DirectoryIsCached(request.FullPath)))
         {
-            // The file is not in the lookup cache but its directory is: it is most likely new, and creating it on the
-            // caller's thread is what System.IO does, cheaper than a ring round trip (an io-wq worker and two
-            // hand-offs). O_EXCL makes it create or nothing, so it never opens a file that exists (a FIFO could make
-            // it wait); that case goes to the ring with the request's own flags.
+            // Not in the lookup cache but its directory is: most likely new, created here as System.IO does, cheaper than
+            // a ring round trip. O_EXCL, so that it never opens a file that exists (a FIFO could make it wait).
             result = Libc.OpenRetryingInterrupts(request.FullPath, request.Flags | OpenFlags.O_CREAT | OpenFlags.O_EXCL, request.Permissions);
             if (result >= 0)
             {

@@ -6,11 +6,13 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// An open on the ring (<c>IORING_OP_OPENAT</c>). It completes with the descriptor or the negated errno, which the
-/// caller turns into System.IO's exception off the ring thread (<see cref="Handles.FileOpener"/>); only a cancellation
-/// completes as an exception. A descriptor that arrives after its open was cancelled is closed on the ring
-/// (<c>IORING_OP_CLOSE</c>) before the operation completes as cancelled, so a cancelled open never leaves a descriptor
-/// behind.
+/// An open on the ring (<c>IORING_OP_OPENAT</c>), or a close (<c>IORING_OP_CLOSE</c>) of a descriptor no one else holds
+/// any more, where the close may wait (a network or FUSE file system writes back, the last close of a deleted file frees
+/// its blocks). An open completes with the descriptor or the negated errno, which the caller turns into System.IO's
+/// exception off the ring thread (<see cref="Handles.FileOpener"/>); only a cancellation completes as an exception. A
+/// descriptor that arrives after its open was cancelled is closed on the ring before the operation completes as
+/// cancelled, so a cancelled open never leaves a descriptor behind. A close is not cancellable; its errors are ignored,
+/// as SafeFileHandle's own close ignores them.
 /// </summary>
 internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<RingOpenAt>
 {
@@ -18,11 +20,18 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
     private const int ERESTARTSYS = 512;
     private const int ERESTART_RESTARTBLOCK = 516;
 
+    private enum Step : byte
+    {
+        Open,      // openat(AT_FDCWD, path, flags, mode)
+        Close,     // close(fd), asked for
+        CloseLate, // cancelled, but the kernel opened the file anyway: its close, then the cancellation
+    }
+
     private byte* _path;                  // the path, NUL-terminated UTF-8, kept until the CQE; reused across operations
     private int _pathCapacity;
     private int _openFlags;               // the open(2) flags
     private int _openMode;                // the permissions of a created file
-    private bool _closingLateDescriptor;  // cancelled, but the kernel opened the file anyway; its close is on the ring
+    private Step _step;
 
     private RingOpenAt(IoUringEngine engine, int id)
         : base(engine, id)
@@ -34,7 +43,7 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
     internal override bool WaitsInWorker => true;
 
     // The close of a descriptor opened after the cancellation runs to its end.
-    private protected override bool GoesOnAfterCancel => _closingLateDescriptor;
+    private protected override bool GoesOnAfterCancel => _step == Step.CloseLate;
 
     /// <summary>An <c>openat(AT_FDCWD, path, flags, mode)</c>; the path is copied to native memory the kernel reads until the CQE.</summary>
     internal void Prepare(string fullPath, int flags, int permissions)
@@ -49,9 +58,16 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
         Encoding.UTF8.GetBytes(fullPath, new Span<byte>(_path, length));
         _path[length] = 0;
         Begin(handle: null, LinuxConstants.AT_FDCWD, offset: -1);
-        _closingLateDescriptor = false;
+        _step = Step.Open;
         _openFlags = flags;
         _openMode = permissions;
+    }
+
+    /// <summary>A <c>close(fd)</c>.</summary>
+    internal void PrepareClose(int fd)
+    {
+        Begin(handle: null, fd, offset: -1);
+        _step = Step.Close;
     }
 
     internal override void FillSqe(IoUringSqe* sqe)
@@ -59,7 +75,7 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
         sqe->Fd = _fd;
         sqe->UserData = UserData;
         sqe->Offset = 0;
-        if (_closingLateDescriptor)
+        if (_step != Step.Open)
         {
             sqe->Opcode = IORING_OP_CLOSE;
             return;
@@ -72,26 +88,20 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
 
     private protected override bool OnResult(int result)
     {
-        if (_closingLateDescriptor)
+        if (_step == Step.CloseLate)
         {
-            // The close's errors are ignored, as SafeFileHandle's own close ignores them.
-            _closingLateDescriptor = false;
+            _step = Step.Close;
             Cancel();
             return false;
         }
-        if (result >= 0)
+        if (result >= 0 && _step == Step.Open && _cancelRequested)
         {
-            if (_cancelRequested)
-            {
-                // The cancellation came too late for the kernel: close what it opened, then report the cancellation.
-                _fd = result;
-                _closingLateDescriptor = true;
-                return true;
-            }
-            Finish(result, null);
-            return false;
+            // The cancellation came too late for the kernel: close what it opened, then report the cancellation.
+            _fd = result;
+            _step = Step.CloseLate;
+            return true;
         }
-        if (result == -Errno.EINTR || result == -Errno.ECANCELED || result is <= -ERESTARTSYS and >= -ERESTART_RESTARTBLOCK)
+        if (_step == Step.Open && (result == -Errno.EINTR || result == -Errno.ECANCELED || result is <= -ERESTARTSYS and >= -ERESTART_RESTARTBLOCK))
         {
             // Interrupted (a worker's wait for a FIFO's other end, a signal) or cancelled: again, unless the caller cancelled.
             return ContinueUnlessCancelled();

@@ -14,13 +14,9 @@ internal sealed class RingOperations(IoUringEngine engine)
 
     internal OperationPool<RingTransfer> Transfers { get; } = new(4096);
 
-    internal OperationPool<RingSync> Syncs { get; } = new(256);
+    internal OperationPool<RingSync> Syncs { get; } = new(256); // syncs and durable writes
 
-    internal OperationPool<RingDurableWrite> DurableWrites { get; } = new(256);
-
-    internal OperationPool<RingOpenAt> Opens { get; } = new(256);
-
-    internal OperationPool<RingClose> Closes { get; } = new(256);
+    internal OperationPool<RingOpenAt> Opens { get; } = new(256); // opens and closes
 
     /// <summary>Slots whose operation is alive (pooled or in use); what a burst beyond the pool leaves behind is freed.</summary>
     internal int LiveSlots

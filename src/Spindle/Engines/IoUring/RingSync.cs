@@ -1,4 +1,4 @@
-using Microsoft.Win32.SafeHandles;
+using System.Buffers;
 using Spindle.Diagnostics;
 using Spindle.Interop;
 using static Spindle.Interop.IoUringConstants;
@@ -6,15 +6,36 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// <c>fsync</c> or <c>fdatasync</c> on the ring (<c>IORING_OP_FSYNC</c>, with <c>IORING_FSYNC_DATASYNC</c> for the
-/// latter): the kernel runs it in an io-wq worker, so no thread of ours waits for the device. Special files that cannot
-/// be synchronised succeed, as in System.IO.
+/// <c>fsync</c> or <c>fdatasync</c> on the ring (<c>IORING_OP_FSYNC</c>), alone or making a write durable; the kernel
+/// runs it in an io-wq worker, so no thread of ours waits for the device. Special files that cannot be synchronised
+/// succeed, as in System.IO. A durable write is one <c>IORING_OP_WRITE</c> with <c>RWF_DSYNC</c>, or where the kernel
+/// refuses the flag a write and an <c>fdatasync</c> linked in one submission (<c>IOSQE_IO_LINK</c>): one operation with
+/// two SQEs, with the kernel until both CQEs arrived. Success is reported only for a write whose every byte was written
+/// and then covered by a sync that succeeded: a short write breaks the link (the sync completes with <c>-ECANCELED</c>)
+/// or is followed by a sync that covered only what was written; either way the rest is written and the sync submitted again.
 /// </summary>
 internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSync>, IRingFileRequest
 {
+    private const byte IOSQE_IO_LINK = 1 << 2;     // the next SQE starts only after this one completed in full
     private const uint IORING_FSYNC_DATASYNC = 1;  // fsync_flags: fdatasync rather than fsync
+    private const ulong LinkedSyncTag = 1UL << 63; // flipped in the user data of the linked sync's SQE, to tell its CQE apart
 
-    private bool _dataOnly; // fdatasync rather than fsync
+    private enum DurableStep : byte
+    {
+        DataSyncWrite, // one IORING_OP_WRITE with RWF_DSYNC: every byte it reports written is durable
+        WriteThenSync, // IORING_OP_WRITE linked to IORING_OP_FSYNC(DATASYNC)
+        SyncOnly,      // a sync alone, or the write is done and the sync after it must be submitted again
+    }
+
+    private MemoryHandle _pin;      // the bytes, pinned until the last CQE
+    private byte* _address;         // where the next byte comes from
+    private uint _remaining;        // bytes still to write
+    private DurableStep _step;      // the next SQE(s)
+    private bool _dataOnly;         // fdatasync rather than fsync (always, after a write)
+    private int _cqesPending;       // CQEs still to come for the SQEs in flight (2 for a linked pair)
+    private int _writeResult;       // the linked write's CQE result
+    private int _syncResult;        // the linked sync's CQE result
+    private bool _shortenNext;      // the test seam asked for a short write on the next SQE
 
     private RingSync(IoUringEngine engine, int id)
         : base(engine, id)
@@ -25,26 +46,86 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
 
     internal override bool WaitsInWorker => true;
 
-    /// <summary>An <c>fsync</c>, or for a <see cref="RequestKind.DataSync"/> an <c>fdatasync</c>, of the request's handle.</summary>
+    // A write that has handed bytes to the kernel goes on to the end (its sync included).
+    private protected override bool GoesOnAfterCancel => _transferred > 0;
+
+    internal override int SqeCount => _step == DurableStep.WriteThenSync ? 2 : 1;
+
+    internal override bool Owns(ulong userData) => userData == UserData || (SqeCount == 2 && userData == (UserData ^ LinkedSyncTag));
+
+    /// <summary>
+    /// An <c>fsync</c>, an <c>fdatasync</c> (<see cref="RequestKind.DataSync"/>), or a durable write of the request's bytes:
+    /// one <c>RWF_DSYNC</c> write, or a write linked to an <c>fdatasync</c> once the kernel refused the flag.
+    /// </summary>
     public void Prepare(in FileRequest request)
     {
-        Begin(request.Handle, fd: -1, offset: -1);
-        _dataOnly = request.Kind == RequestKind.DataSync;
+        Begin(request.Handle, fd: -1, request.Offset);
+        _dataOnly = request.Kind != RequestKind.Flush;
+        if (request.Kind != RequestKind.WriteDurable)
+        {
+            _step = DurableStep.SyncOnly;
+            return;
+        }
+        _step = _engine.DataSyncWritesRefused ? DurableStep.WriteThenSync : DurableStep.DataSyncWrite;
+        _pin = request.Source.Pin();
+        _address = (byte*)_pin.Pointer;
+        _remaining = (uint)request.Source.Length;
+    }
+
+    internal override bool AwaitsAnotherCompletion(ulong userData, int result)
+    {
+        if (SqeCount == 1)
+        {
+            return false;
+        }
+        if (userData == UserData)
+        {
+            _writeResult = result;
+        }
+        else
+        {
+            _syncResult = result;
+        }
+        return --_cqesPending > 0;
     }
 
     internal override void FillSqe(IoUringSqe* sqe)
     {
         sqe->Fd = _fd;
         sqe->UserData = UserData;
-        FillSync(sqe, _dataOnly);
-        if (_dataOnly)
+        _cqesPending = SqeCount;
+        if (_step == DurableStep.SyncOnly)
         {
-            EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
+            FillSync(sqe, _dataOnly);
+            if (_dataOnly)
+            {
+                EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
+            }
+            return;
         }
+        sqe->Opcode = IORING_OP_WRITE;
+        sqe->Offset = _offset >= 0 ? (ulong)_offset : ulong.MaxValue;
+        sqe->Address = (ulong)_address;
+        sqe->Length = _remaining; // the fault seam may shorten it after this (ApplyFault)
+        if (_step == DurableStep.DataSyncWrite)
+        {
+            sqe->OpFlags = Libc.RWF_DSYNC;
+            EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSyncWrite);
+            return;
+        }
+        sqe->Flags = IOSQE_IO_LINK;
+        EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.LinkedWrite);
     }
 
-    /// <summary>Fills an <c>IORING_OP_FSYNC</c> (of the data only with <paramref name="dataOnly"/>); the caller sets the descriptor and the user data.</summary>
-    internal static void FillSync(IoUringSqe* sqe, bool dataOnly)
+    /// <summary>Fills the second SQE of a linked write: the <c>fdatasync</c> that runs only if the write completed in full (ring thread).</summary>
+    internal override void FillLinkedSqe(IoUringSqe* sqe)
+    {
+        sqe->Fd = _fd;
+        sqe->UserData = UserData ^ LinkedSyncTag;
+        FillSync(sqe, dataOnly: true);
+    }
+
+    private static void FillSync(IoUringSqe* sqe, bool dataOnly)
     {
         sqe->Opcode = IORING_OP_FSYNC;
         sqe->Offset = 0;
@@ -53,7 +134,97 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
         sqe->OpFlags = dataOnly ? IORING_FSYNC_DATASYNC : 0;
     }
 
-    private protected override bool OnResult(int result) => OnSyncResult(result);
+    private protected override bool OnResult(int result)
+    {
+        if (_step == DurableStep.SyncOnly)
+        {
+            return OnSyncResult(result);
+        }
+        if (_step == DurableStep.DataSyncWrite)
+        {
+            if (result >= 0)
+            {
+                Wrote(result);
+                // Each RWF_DSYNC write made what it wrote durable, as a sync that succeeded; the rest follows the same way.
+                return _remaining == 0 ? OnSyncResult(0) : ContinueUnlessCancelled();
+            }
+            if (-result is Errno.EINVAL or Errno.EOPNOTSUPP && _transferred == 0)
+            {
+                // The kernel or the file system refused RWF_DSYNC: this write, and every later one, takes the linked pair.
+                _engine.RefuseDataSyncWrites();
+                _step = DurableStep.WriteThenSync;
+                return ContinueUnlessCancelled();
+            }
+            return OnTransferError(-result);
+        }
+        int written = _writeResult;
+        int synced = _syncResult;
+        if (written < 0)
+        {
+            return OnTransferError(-written);
+        }
+        Wrote(written);
+        if (_remaining > 0)
+        {
+            // A short write: the link broke (the sync got -ECANCELED), or the sync covered only the bytes written. Either
+            // way nothing is reported yet; a sync that failed may have dropped the pages, so it fails the write.
+            if (synced < 0 && synced != -Errno.ECANCELED && synced != -Errno.EINTR && !IsUnsyncable(-synced))
+            {
+                Fail(IoErrors.ForErrno(-synced, HandlePath));
+                return false;
+            }
+            return ContinueUnlessCancelled();
+        }
+        if (synced == -Errno.ECANCELED || synced == -Errno.EINTR)
+        {
+            _step = DurableStep.SyncOnly;
+            return true; // every byte is written: the sync runs to its end, whatever the token says
+        }
+        return OnSyncResult(synced);
+    }
+
+    private void Wrote(int result)
+    {
+        _transferred += result;
+        _address += result;
+        _remaining -= (uint)result;
+        Advance(result);
+    }
+
+    // The fault seam has no kind for syncs; it answers for the write, and a failed linked write cancels its sync as the kernel would.
+    internal override int DecideFault()
+    {
+        if (_step == DurableStep.SyncOnly)
+        {
+            return 0;
+        }
+        SyscallFault fault = SyscallSeam.Decide(_fd, SyscallKind.Write);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
+        int errno = SyscallSeam.ErrnoOf(fault);
+        if (errno != 0 && _step == DurableStep.WriteThenSync)
+        {
+            _writeResult = -errno;
+            _syncResult = -Errno.ECANCELED;
+        }
+        return errno;
+    }
+
+    internal override void ApplyFault(IoUringSqe* sqe)
+    {
+        if (_shortenNext)
+        {
+            _shortenNext = false;
+            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
+        }
+    }
+
+    internal override void ReleaseResources()
+    {
+        _pin.Dispose();
+        _pin = default;
+        _address = null;
+        base.ReleaseResources();
+    }
 
     internal override bool ReturnToPool() => _engine.Operations.Syncs.Return(this);
 }

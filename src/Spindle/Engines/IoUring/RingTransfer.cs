@@ -1,6 +1,5 @@
 using System.Buffers;
 using System.Runtime.InteropServices;
-using Microsoft.Win32.SafeHandles;
 using Spindle.Diagnostics;
 using Spindle.Interop;
 using Spindle.Syscalls;
@@ -50,50 +49,44 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
     /// <summary>A read or write of <paramref name="request"/>'s buffer or buffers; a read counts the bytes the fast path read before it in its result.</summary>
     public void Prepare(in FileRequest request)
     {
-        SafeFileHandle handle = request.Handle;
+        _write = request.Kind is RequestKind.Write or RequestKind.WriteGather;
+        _vectorCount = 0;
+        _vectorIndex = 0;
+        // The buffers are pinned first: ReleaseResources unpins them when the rest fails.
         switch (request.Kind)
         {
             case RequestKind.Read:
-                PrepareSingle(handle, write: false, request.Destination.Pin(), Math.Min(request.Destination.Length, LinuxConstants.MaxReadWriteCount), request.Offset, request.Prefix);
+                _pin = request.Destination.Pin();
+                _remaining = (uint)Math.Min(request.Destination.Length, LinuxConstants.MaxReadWriteCount);
                 break;
             case RequestKind.Write:
-                PrepareSingle(handle, write: true, request.Source.Pin(), request.Source.Length, request.Offset, prefix: 0);
+                _pin = request.Source.Pin();
+                _remaining = (uint)request.Source.Length;
                 break;
             case RequestKind.ReadScatter:
-                PrepareVectors(handle, write: false, new ScatterBuffers(request.Destinations!), request.Destinations!.Count, request.Offset);
+                PinVectors(new ScatterBuffers(request.Destinations!), request.Destinations!.Count);
                 break;
             default:
-                PrepareVectors(handle, write: true, new GatherBuffers(request.Sources!), request.Sources!.Count, request.Offset);
+                PinVectors(new GatherBuffers(request.Sources!), request.Sources!.Count);
                 SkipEmptyVectors(); // the router sent no all-empty write here; leading empty buffers are skipped
                 break;
         }
-    }
-
-    private void PrepareSingle(SafeFileHandle handle, bool write, MemoryHandle pin, int length, long offset, long prefix)
-    {
-        _pin = pin; // first: ReleaseResources unpins it when the rest fails
-        Begin(handle, write, offset);
-        _prefix = prefix;
         _address = (byte*)_pin.Pointer;
-        _remaining = (uint)length;
+        _prefix = request.Kind == RequestKind.Read ? request.Prefix : 0;
+        Begin(request.Handle, fd: -1, request.Offset);
     }
 
-    private void PrepareVectors<TBuffers>(SafeFileHandle handle, bool write, TBuffers buffers, int count, long offset)
+    private void PinVectors<TBuffers>(TBuffers buffers, int count)
         where TBuffers : IBufferList
     {
-        Begin(handle, write, offset);
-        EnsureVectors(count);
+        if (count > _vectorCapacity)
+        {
+            int capacity = Math.Max(count, Math.Max(4, _vectorCapacity * 2));
+            _vectors = (IoVector*)NativeMemory.Realloc(_vectors, (nuint)capacity * (nuint)sizeof(IoVector));
+            _vectorCapacity = capacity;
+        }
         _vectorPins = PinnedIovecs.Pin(buffers, count, _vectors, _vectorCapacity);
         _vectorCount = count;
-    }
-
-    private void Begin(SafeFileHandle handle, bool write, long offset)
-    {
-        Begin(handle, fd: -1, offset);
-        _write = write;
-        _prefix = 0;
-        _vectorCount = 0;
-        _vectorIndex = 0;
     }
 
     /// <summary>Makes the prepared read request <paramref name="index"/> of <paramref name="batch"/> (before it is armed).</summary>
@@ -134,28 +127,28 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
             return false;
         }
         Advance(result);
+        bool done;
         if (_vectorCount == 0)
         {
             _address += result;
             _remaining -= (uint)result;
-            if (_remaining == 0)
-            {
-                Succeed(_transferred);
-                return false;
-            }
+            done = _remaining == 0;
+        }
+        else
+        {
+            IoVector* vectors = _vectors + _vectorIndex;
+            int count = _vectorCount - _vectorIndex;
+            PositionalIo.Advance(ref vectors, ref count, (nuint)result);
+            _vectorIndex = (int)(vectors - _vectors);
+            SkipEmptyVectors();
+            done = _vectorIndex == _vectorCount;
+        }
+        if (!done)
+        {
             return ContinueUnlessCancelled();
         }
-        IoVector* vectors = _vectors + _vectorIndex;
-        int count = _vectorCount - _vectorIndex;
-        PositionalIo.Advance(ref vectors, ref count, (nuint)result);
-        _vectorIndex = (int)(vectors - _vectors);
-        SkipEmptyVectors();
-        if (_vectorIndex == _vectorCount)
-        {
-            Succeed(_transferred);
-            return false;
-        }
-        return ContinueUnlessCancelled();
+        Succeed(_transferred);
+        return false;
     }
 
     private void SkipEmptyVectors()
@@ -163,16 +156,6 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
         while (_vectorIndex < _vectorCount && _vectors[_vectorIndex].Count == 0)
         {
             _vectorIndex++;
-        }
-    }
-
-    private void EnsureVectors(int count)
-    {
-        if (count > _vectorCapacity)
-        {
-            int capacity = Math.Max(count, Math.Max(4, _vectorCapacity * 2));
-            _vectors = (IoVector*)NativeMemory.Realloc(_vectors, (nuint)capacity * (nuint)sizeof(IoVector));
-            _vectorCapacity = capacity;
         }
     }
 

@@ -3,12 +3,11 @@ namespace Spindle.Engines.IoUring;
 /// <summary>
 /// The backstop for a thread pool that cannot start the completion queue's work item: every pool thread blocked, for
 /// instance in <c>ReadAsync(...).AsTask().Result</c> on a pool capped below the number of callers, each waiting for a
-/// continuation that only a pool thread would run. A thread waiting in the operation's own <c>GetResult</c> never needs
-/// this (it reaps the ring itself); a waiter on a task made from the operation does. One watch thread, asleep after a
-/// second without a waiting work item, checks every <see cref="EngineTunables.StarvedPoolMilliseconds"/> whether the work item it saw requested last time is
-/// still waiting; then a rescue thread runs the queue in a clean execution context (the execution and synchronization
-/// contexts restored, the background flag and priority reset after it): one kept thread, or a thread that runs it once
-/// while the kept one is busy.
+/// continuation that only a pool thread would run (a waiter in the operation's own <c>GetResult</c> reaps the ring
+/// itself). One watch thread, asleep while no work item waits (<see cref="EngineTunables.StarvedPoolQuietChecks"/>),
+/// checks every <see cref="EngineTunables.StarvedPoolMilliseconds"/> whether the work item it saw requested last time
+/// still waits; then a rescue thread runs the queue in a clean execution context: one kept thread, or a thread that runs
+/// it once while the kept one is busy.
 /// </summary>
 internal sealed class StarvedPoolRescue
 {
@@ -50,13 +49,9 @@ internal sealed class StarvedPoolRescue
     /// </summary>
     internal void Started(long requestsSeen) => Volatile.Write(ref _served, requestsSeen);
 
+    // Called only when the watch parked (after a quiet while), so a lock each time costs nothing.
     private void Wake()
     {
-        if (Volatile.Read(ref _started))
-        {
-            _wake.Release();
-            return;
-        }
         lock (_wake)
         {
             if (_started)
@@ -67,7 +62,7 @@ internal sealed class StarvedPoolRescue
             try
             {
                 new Thread(static state => ((StarvedPoolRescue)state!).Watch()) { IsBackground = true, Name = "Spindle io_uring rescue watch" }.UnsafeStart(this);
-                Volatile.Write(ref _started, true);
+                _started = true;
             }
             catch (OutOfMemoryException)
             {

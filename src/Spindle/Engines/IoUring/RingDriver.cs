@@ -78,6 +78,12 @@ internal sealed unsafe class RingDriver
     /// <summary>Regular-file and block-device operations in the kernel now (any thread): each will complete, and wake the ring thread.</summary>
     internal int RegularInFlight => _regular.InFlight;
 
+    /// <summary>Whether any request of a lane is in the kernel or waits to go in (any thread; a snapshot).</summary>
+    internal bool HasRequests
+        => _regular.InFlight + _blocking.InFlight + _workers.InFlight > 0
+        || _regular.Queued + _blocking.Queued + _workers.Queued > 0
+        || Volatile.Read(ref _ringThreadRetryCount) > 0;
+
     /// <summary>Queues a prepared operation in its lane (any thread).</summary>
     internal void Queue(RingOperation operation) => LaneOf(operation).Enqueue(operation);
 

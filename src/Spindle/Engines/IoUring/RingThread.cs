@@ -120,6 +120,10 @@ internal sealed unsafe class RingThread
     internal void Submit(RingOperation operation)
     {
         _driver.Queue(operation);
+        if (operation.Inline || operation.MayBlock)
+        {
+            NeedsPoller();
+        }
         if (operation.WaitsInWorker)
         {
             WakeRingThread(); // the ring's thread places it (RingDriver)
@@ -153,6 +157,10 @@ internal sealed unsafe class RingThread
         if (regularOnly && HoldForRun())
         {
             return;
+        }
+        if (!regularOnly)
+        {
+            NeedsPoller();
         }
         Flush(runInline: false);
     }
@@ -423,9 +431,34 @@ internal sealed unsafe class RingThread
         finally
         {
             waited.WaiterPolls = false;
-            ReleasePoller();
+            ReleasePollerAfterWait();
         }
         return true;
+    }
+
+    // A waiter that leaves an idle ring leaves the ring's thread parked: the next waiter polls for itself, and waking the
+    // ring's thread for nothing costs two context switches per read. A request that needs a poller of its own (inline,
+    // or one that may wait for ever) wakes it when it starts (NeedsPoller).
+    private void ReleasePollerAfterWait()
+    {
+        Volatile.Write(ref _poller, 0);
+        // Pairs with NeedsPoller's fence: either it sees the role free, or this thread sees its request.
+        Interlocked.MemoryBarrier();
+        if (_driver.HasRequests || !_inline.IsEmpty)
+        {
+            DrainEnded();
+        }
+    }
+
+    // A request whose completion nobody in particular will wait for in the kernel (an inline one, one that may wait for
+    // ever) has a poller: the ring's thread is woken when nobody polls.
+    private void NeedsPoller()
+    {
+        Interlocked.MemoryBarrier();
+        if (Volatile.Read(ref _poller) == 0 && !Completions.HasDrains)
+        {
+            WakeParked();
+        }
     }
 
     /// <summary>Called by the thread that ran a continuation run's last step: the ring's thread takes the polling role again when nobody else will.</summary>

@@ -473,12 +473,6 @@ internal sealed unsafe class RingThread
 
     private bool TryAcquirePoller() => Interlocked.CompareExchange(ref _poller, 1, 0) == 0;
 
-    private void ReleasePoller()
-    {
-        Volatile.Write(ref _poller, 0);
-        DrainEnded();
-    }
-
     // The poller (it holds the role): drive the ring; when nothing was ready, wait in the kernel for a completion at
     // most timeoutNanoseconds (negative: until one comes, or a kick for waitedFor), then reap. True when completions were taken.
     private bool Poll(long timeoutNanoseconds, IRingWaitable? waitedFor, short token, out bool timedOut)

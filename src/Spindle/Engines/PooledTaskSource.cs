@@ -74,7 +74,8 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
         _waiting = 0;
     }
 
-    private protected bool IsPending(short token) => _core.GetStatus(token) == ValueTaskSourceStatus.Pending;
+    /// <summary>Whether the task of <paramref name="token"/> has completed.</summary>
+    public bool HasCompleted(short token) => _core.GetStatus(token) != ValueTaskSourceStatus.Pending;
 
     /// <summary>Forgets what the operation held and gives it back to its pool (the result has been taken; never touch it afterwards).</summary>
     private protected abstract void Recycle();
@@ -114,7 +115,7 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
 
     public T GetResult(short token)
     {
-        if (IsPending(token))
+        if (!HasCompleted(token))
         {
             WaitForCompletion(token);
         }

@@ -78,9 +78,6 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         }
     }
 
-    /// <inheritdoc cref="IRingWaitable.HasCompleted"/>
-    public bool HasCompleted(short token) => !IsPending(token);
-
     /// <inheritdoc cref="IRingWaitable.WaiterPolls"/>
     public bool WaiterPolls
     {

@@ -90,9 +90,6 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         set => _handOff.WaiterPolls = value;
     }
 
-    /// <inheritdoc cref="IRingWaitable.HasCompleted"/>
-    public bool HasCompleted(short token) => !IsPending(token);
-
     internal ulong UserData => UserDataOf(Generation);
 
     /// <summary>The SQE user data of this object's use as <paramref name="generation"/>.</summary>

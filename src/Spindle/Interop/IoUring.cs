@@ -8,9 +8,6 @@ internal static class IoUringConstants
     // io_uring_params.flags
     internal const uint IORING_SETUP_CQSIZE = 1u << 3;        // the CQ ring size comes from params.cq_entries (5.5)
     internal const uint IORING_SETUP_SUBMIT_ALL = 1u << 7;    // keep submitting the batch after a failed SQE (5.18)
-    internal const uint IORING_SETUP_COOP_TASKRUN = 1u << 8;  // no IPI to the submitter for completions (5.19)
-    internal const uint IORING_SETUP_SINGLE_ISSUER = 1u << 12; // only the creating thread submits (6.0)
-    internal const uint IORING_SETUP_DEFER_TASKRUN = 1u << 13; // completions run when the issuer asks for events (6.1)
 
     // io_uring_params.features
     internal const uint IORING_FEAT_SINGLE_MMAP = 1u << 0;

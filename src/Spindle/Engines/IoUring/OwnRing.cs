@@ -83,7 +83,7 @@ internal sealed unsafe class OwnRing
         {
             return null;
         }
-        Ring? ring = Ring.TryCreate(Entries, shared: true, completionEntries: 2 * Entries, out int errno);
+        Ring? ring = Ring.TryCreate(Entries, out int errno, completionEntries: 2 * Entries);
         if (ring is null)
         {
             // Out of descriptors or memory for now: this batch reads one by one, the next asks again. Anything else is

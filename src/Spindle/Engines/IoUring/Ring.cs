@@ -11,24 +11,12 @@ namespace Spindle.Engines.IoUring;
 /// </summary>
 internal sealed unsafe class Ring
 {
-    // Setup flags to try, best first; an older kernel rejects the newer ones with EINVAL.
-    // A large CQ ring (CQSIZE) gives operations on pipes and sockets, which may wait for ever, room of
-    // their own without a large SQ ring.
+    // Setup flags to try, best first; an older kernel rejects the newer ones with EINVAL. A large CQ ring (CQSIZE)
+    // gives operations on pipes and sockets, which may wait for ever, room of their own without a large SQ ring.
+    // Every ring here is entered by more than one thread, so: no SINGLE_ISSUER (the kernel would refuse the second
+    // thread), no DEFER_TASKRUN (needs it), and no COOP_TASKRUN, which does not wake a submitter that sleeps in user
+    // code to post its completions (a thread blocked in a continuation would hold back the CQEs of what it submitted).
     private static readonly uint[] s_flagSets =
-    [
-        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
-        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER,
-        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN,
-        IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
-        IORING_SETUP_CQSIZE,
-        0,
-    ];
-
-    // For a ring that more than one thread enters (leaders take over from one another): no
-    // SINGLE_ISSUER (the kernel would refuse the second thread), no DEFER_TASKRUN (needs it), and no
-    // COOP_TASKRUN, which does not wake a submitter that sleeps in user code to post its completions —
-    // an old leader blocked in a continuation would hold back the CQEs of what it submitted.
-    private static readonly uint[] s_sharedFlagSets =
     [
         IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
         IORING_SETUP_CQSIZE,
@@ -102,14 +90,10 @@ internal sealed unsafe class Ring
     internal uint Unsubmitted => _sqLocalTail - Volatile.Read(ref *_sqHead);
 
     /// <summary>
-    /// Creates a ring, negotiating the setup flags. Unless <paramref name="shared"/>, it must run on the
-    /// thread that will submit, because of IORING_SETUP_SINGLE_ISSUER. Returns null and the errno when
-    /// the kernel refuses io_uring.
+    /// Creates a ring, negotiating the setup flags, with a CQ ring of <paramref name="completionEntries"/> (at least
+    /// <paramref name="entries"/>). Returns null and the errno when the kernel refuses io_uring.
     /// </summary>
-    internal static Ring? TryCreate(uint entries, bool shared, out int errno) => TryCreate(entries, shared, CompletionEntries, out errno);
-
-    /// <summary>As <see cref="TryCreate(uint, bool, out int)"/>, with a CQ ring of <paramref name="completionEntries"/> (at least <paramref name="entries"/>).</summary>
-    internal static Ring? TryCreate(uint entries, bool shared, uint completionEntries, out int errno)
+    internal static Ring? TryCreate(uint entries, out int errno, uint completionEntries = CompletionEntries)
     {
         errno = Errno.ENOSYS;
         if (!IoUringSyscalls.Supported)
@@ -121,7 +105,7 @@ internal sealed unsafe class Ring
             errno = Errno.EPERM; // test seam: a kernel that forbids io_uring
             return null;
         }
-        foreach (uint flags in shared ? s_sharedFlagSets : s_flagSets)
+        foreach (uint flags in s_flagSets)
         {
             IoUringParams p = default;
             p.Flags = flags;
@@ -255,17 +239,11 @@ internal sealed unsafe class Ring
     internal int Enter(uint minComplete, bool wait)
     {
         uint toSubmit = Publish();
-        uint flags = 0;
         // A full fence between publishing the tail and reading the kernel's flags: without it the
         // load may be reordered before the store and miss an overflow the kernel just flagged.
         Interlocked.MemoryBarrier();
-        bool overflowed = (Volatile.Read(ref *_sqFlags) & IORING_SQ_CQ_OVERFLOW) != 0;
-        if (wait || overflowed || (SetupFlags & IORING_SETUP_DEFER_TASKRUN) != 0)
-        {
-            // GETEVENTS also runs completions deferred to this thread (DEFER_TASKRUN, COOP_TASKRUN).
-            flags |= IORING_ENTER_GETEVENTS;
-        }
-        if (toSubmit == 0 && (flags & IORING_ENTER_GETEVENTS) == 0)
+        bool getEvents = wait || (Volatile.Read(ref *_sqFlags) & IORING_SQ_CQ_OVERFLOW) != 0;
+        if (toSubmit == 0 && !getEvents)
         {
             return 0;
         }
@@ -273,7 +251,7 @@ internal sealed unsafe class Ring
         {
             return injected; // test seam
         }
-        int result = IoUringSyscalls.Enter(_fd, toSubmit, wait ? minComplete : 0, flags);
+        int result = IoUringSyscalls.Enter(_fd, toSubmit, wait ? minComplete : 0, getEvents ? IORING_ENTER_GETEVENTS : 0);
         return result < 0 ? -Errno.Last : result;
     }
 

@@ -82,7 +82,7 @@ internal sealed unsafe class RingThread
             {
                 error = Errno.Last;
             }
-            else if ((ring = Ring.TryCreate(EngineTunables.RingSqEntries, shared: true, out error)) is null)
+            else if ((ring = Ring.TryCreate(EngineTunables.RingSqEntries, out error)) is null)
             {
                 Libc.Close(wakeFd);
             }

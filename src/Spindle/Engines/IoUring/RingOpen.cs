@@ -99,19 +99,16 @@ internal static class RingOpen
         withoutWaiting &= (request.Flags & OpenFlags.O_NONBLOCK) == 0;
         int flags = withoutWaiting ? request.Flags | OpenFlags.O_NONBLOCK : request.Flags;
         int result = await ring.OpenAtAsync(request.FullPath, flags, request.Permissions, cancellationToken).ConfigureAwait(false);
-        if (!withoutWaiting)
-        {
-            return result;
-        }
-        if (result >= 0)
+        if (withoutWaiting && result >= 0)
         {
             // F_SETFL sets only the status flags (O_APPEND, O_DIRECT, O_NONBLOCK, ...): the request's, without O_NONBLOCK.
             _ = Libc.Fcntl(result, LinuxConstants.F_SETFL, request.Flags);
-            return result;
         }
-        return result == -Errno.EAGAIN
-            ? await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false)
-            : result;
+        else if (withoutWaiting && result == -Errno.EAGAIN)
+        {
+            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        }
+        return result;
     }
 
     /// <summary>
@@ -151,11 +148,7 @@ internal static class RingOpen
     private static bool DirectoryIsCached(string fullPath)
     {
         int slash = fullPath.LastIndexOf('/');
-        if (slash <= 0)
-        {
-            return false;
-        }
-        int fd = Engines.FastPath.OpenFastPath.TryOpen(fullPath.AsSpan(0, slash), OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY | OpenFlags.O_CLOEXEC | OpenFlags.O_NONBLOCK);
+        int fd = slash <= 0 ? -1 : Engines.FastPath.OpenFastPath.TryOpen(fullPath.AsSpan(0, slash), OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY | OpenFlags.O_CLOEXEC | OpenFlags.O_NONBLOCK);
         if (fd < 0)
         {
             return false;

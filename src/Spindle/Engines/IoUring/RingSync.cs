@@ -151,7 +151,7 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
             if (-result is Errno.EINVAL or Errno.EOPNOTSUPP && _transferred == 0)
             {
                 // The kernel or the file system refused RWF_DSYNC: this write, and every later one, takes the linked pair.
-                _engine.RefuseDataSyncWrites();
+                _engine.DataSyncWritesRefused = true;
                 _step = DurableStep.WriteThenSync;
                 return ContinueUnlessCancelled();
             }

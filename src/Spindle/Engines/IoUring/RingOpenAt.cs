@@ -74,7 +74,6 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
     {
         sqe->Fd = _fd;
         sqe->UserData = UserData;
-        sqe->Offset = 0;
         if (_step != Step.Open)
         {
             sqe->Opcode = IORING_OP_CLOSE;

@@ -96,7 +96,8 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
         _cqesPending = SqeCount;
         if (_step == DurableStep.SyncOnly)
         {
-            FillSync(sqe, _dataOnly);
+            sqe->Opcode = IORING_OP_FSYNC; // the SQE comes zeroed (Ring.TryGetSqe): no offset, length or address
+            sqe->OpFlags = _dataOnly ? IORING_FSYNC_DATASYNC : 0;
             if (_dataOnly)
             {
                 EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
@@ -122,16 +123,8 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
     {
         sqe->Fd = _fd;
         sqe->UserData = UserData ^ LinkedSyncTag;
-        FillSync(sqe, dataOnly: true);
-    }
-
-    private static void FillSync(IoUringSqe* sqe, bool dataOnly)
-    {
         sqe->Opcode = IORING_OP_FSYNC;
-        sqe->Offset = 0;
-        sqe->Length = 0;
-        sqe->Address = 0;
-        sqe->OpFlags = dataOnly ? IORING_FSYNC_DATASYNC : 0;
+        sqe->OpFlags = IORING_FSYNC_DATASYNC;
     }
 
     private protected override bool OnResult(int result)

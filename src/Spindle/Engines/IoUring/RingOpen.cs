@@ -125,12 +125,6 @@ internal static class RingOpen
         {
             return result;
         }
-        if (result is not (-Errno.ENOENT or -Errno.ENXIO or -Errno.EAGAIN))
-        {
-            // Refused without O_CREAT is not the kernel's answer to the request's flags (an existing file named
-            // "file/" is ENOTDIR without it, EISDIR with it): the ring asks again with them.
-            return -Errno.EAGAIN;
-        }
         if (result == -Errno.ENOENT || (result == -Errno.EAGAIN && DirectoryIsCached(request.FullPath)))
         {
             // Not in the lookup cache but its directory is: most likely new, created here as System.IO does, cheaper than
@@ -141,6 +135,8 @@ internal static class RingOpen
                 return result;
             }
         }
+        // The rest is the ring's, with the request's flags: a refusal without O_CREAT is not the kernel's answer to them
+        // (an existing file named "file/" is ENOTDIR without it, EISDIR with it).
         return -Errno.EAGAIN;
     }
 

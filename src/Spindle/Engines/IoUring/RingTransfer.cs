@@ -178,13 +178,9 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
 
     internal override int DecideFault()
     {
-        SyscallKind kind = (_write, _vectorCount == 0) switch
-        {
-            (false, true) => SyscallKind.Read,
-            (true, true) => SyscallKind.Write,
-            (false, false) => SyscallKind.ReadVector,
-            _ => SyscallKind.WriteVector,
-        };
+        SyscallKind kind = _vectorCount == 0
+            ? (_write ? SyscallKind.Write : SyscallKind.Read)
+            : (_write ? SyscallKind.WriteVector : SyscallKind.ReadVector);
         SyscallFault fault = SyscallSeam.Decide(_fd, kind);
         _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
         return SyscallSeam.ErrnoOf(fault);

@@ -14,7 +14,7 @@ namespace Spindle.Engines.IoUring;
 /// and then covered by a sync that succeeded: a short write breaks the link (the sync completes with <c>-ECANCELED</c>)
 /// or is followed by a sync that covered only what was written; either way the rest is written and the sync submitted again.
 /// </summary>
-internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSync>, IRingFileRequest
+internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingSync>, IRingFileRequest
 {
     private const byte IOSQE_IO_LINK = 1 << 2;     // the next SQE starts only after this one completed in full
     private const uint IORING_FSYNC_DATASYNC = 1;  // fsync_flags: fdatasync rather than fsync
@@ -36,11 +36,6 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
     private int _writeResult;       // the linked write's CQE result
     private int _syncResult;        // the linked sync's CQE result
     private bool _shortenNext;      // the test seam asked for a short write on the next SQE
-
-    private RingSync(IoUringEngine engine, int id)
-        : base(engine, id)
-    {
-    }
 
     static RingSync IRingOperationKind<RingSync>.Create(IoUringEngine engine, int id) => new(engine, id);
 

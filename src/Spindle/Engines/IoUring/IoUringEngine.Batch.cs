@@ -54,15 +54,12 @@ internal sealed partial class IoUringEngine
         {
             // A batch's member arrives as a raw handle: its facts are looked up once, here, and travel on.
             FileRequest read = FileRequest.Read(request.Handle, HandleFacts.Of(request.Handle), request.Buffer, BatchOffset(request), tryFastPath, cancellationToken);
-            if (tryFastPath)
+            if (tryFastPath && ReadFastPath.TryServe(ref read, Kind, out long completed))
             {
-                if (ReadFastPath.TryServe(ref read, Kind, out long completed))
-                {
-                    batch.MemberCompleted(index, completed, null, onRing: false);
-                    return QueuedMembers.None;
-                }
+                batch.MemberCompleted(index, completed, null, onRing: false);
+                return QueuedMembers.None;
             }
-            else if (prefix > 0)
+            if (prefix > 0) // only a batch that shared its cached copying has prefixes, and it tries no fast path per member
             {
                 read = read.After(prefix);
             }

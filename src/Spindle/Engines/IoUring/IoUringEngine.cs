@@ -1,5 +1,8 @@
+using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
+using Spindle.Handles;
 using Spindle.Interop;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines.IoUring;
 
@@ -143,4 +146,54 @@ internal sealed partial class IoUringEngine : FileIoEngine
     }
 
     internal void RequestCancel(RingOperation operation, uint generation) => Thread.RequestCancel(operation, generation);
+
+    /// <summary>
+    /// Whether durable writes (router rows 11 and 12) go as a write linked to an <c>fdatasync</c> rather than one
+    /// <c>RWF_DSYNC</c> write: set when the kernel refused the flag once (<c>EINVAL</c>, <c>EOPNOTSUPP</c> before any
+    /// byte); tests set it on a private engine to run the linked path.
+    /// </summary>
+    internal bool DataSyncWritesRefused
+    {
+        get => Volatile.Read(ref field);
+        set => Volatile.Write(ref field, value);
+    }
+
+    internal override ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
+        }
+        return RingOpen.OpenAsync(this, request, tryCached: Router.RouteOpen(request.Flags) == Mechanism.FastPath, cancellationToken);
+    }
+
+    internal override ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
+    {
+        if (Router.RouteClose(mayWait) != Mechanism.Ring || !SafeFileHandleInternals.TryTakeDescriptor(handle, out int fd))
+        {
+            return base.CloseAsync(handle, mayWait);
+        }
+        RingOpenAt operation = Operations.Rent(Operations.Opens, mayBlock: false);
+        operation.PrepareClose(fd);
+        return new ValueTask(operation, Start(operation, CancellationToken.None));
+    }
+
+    /// <summary>
+    /// <c>openat(AT_FDCWD, fullPath, flags, permissions)</c> on the ring: the descriptor, or the negated errno. A
+    /// cancellation completes the task as cancelled only once no descriptor of this open is left.
+    /// </summary>
+    internal ValueTask<int> OpenAtAsync(string fullPath, int flags, int permissions, CancellationToken cancellationToken)
+    {
+        // An open may wait for ever (a FIFO without its other end): it goes in the lane of such operations.
+        RingOpenAt operation = Operations.Rent(Operations.Opens, mayBlock: true);
+        try
+        {
+            operation.Prepare(fullPath, flags, permissions);
+        }
+        catch (Exception e)
+        {
+            return ValueTask.FromException<int>(Operations.Abandon(operation, e));
+        }
+        return new ValueTask<int>(operation, Start(operation, cancellationToken));
+    }
 }

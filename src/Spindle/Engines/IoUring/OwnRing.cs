@@ -11,9 +11,9 @@ namespace Spindle.Engines.IoUring;
 /// read, hands them all to the kernel and waits for all of their completions in one <c>io_uring_enter</c>, as fio does.
 /// Rings are rented from a process-wide pool for one batch, so their descriptors and locked memory follow how many
 /// threads read batches at once, not how many ever did, and none waits for a garbage collection: at most one idle ring
-/// per processor is kept, and one returned beyond that is closed at once. A batch returns only after the kernel has completed every read it was handed, so no
-/// buffer or descriptor is let go while in use, and a ring passes to another thread empty (it is made without
-/// SINGLE_ISSUER, which would tie it to the thread that made it).
+/// per processor is kept, and one returned beyond that is closed at once. A batch returns only after the kernel has
+/// completed every read it was handed, so no buffer or descriptor is let go while in use, and a ring passes to another
+/// thread empty (it is made without SINGLE_ISSUER, which would tie it to the thread that made it).
 /// </summary>
 internal sealed unsafe class OwnRing
 {

@@ -99,19 +99,16 @@ internal static class RingOpen
         withoutWaiting &= (request.Flags & OpenFlags.O_NONBLOCK) == 0;
         int flags = withoutWaiting ? request.Flags | OpenFlags.O_NONBLOCK : request.Flags;
         int result = await ring.OpenAtAsync(request.FullPath, flags, request.Permissions, cancellationToken).ConfigureAwait(false);
-        if (!withoutWaiting)
-        {
-            return result;
-        }
-        if (result >= 0)
+        if (withoutWaiting && result >= 0)
         {
             // F_SETFL sets only the status flags (O_APPEND, O_DIRECT, O_NONBLOCK, ...): the request's, without O_NONBLOCK.
             _ = Libc.Fcntl(result, LinuxConstants.F_SETFL, request.Flags);
-            return result;
         }
-        return result == -Errno.EAGAIN
-            ? await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false)
-            : result;
+        else if (withoutWaiting && result == -Errno.EAGAIN)
+        {
+            result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        }
+        return result;
     }
 
     /// <summary>
@@ -128,12 +125,6 @@ internal static class RingOpen
         {
             return result;
         }
-        if (result is not (-Errno.ENOENT or -Errno.ENXIO or -Errno.EAGAIN))
-        {
-            // Refused without O_CREAT is not the kernel's answer to the request's flags (an existing file named
-            // "file/" is ENOTDIR without it, EISDIR with it): the ring asks again with them.
-            return -Errno.EAGAIN;
-        }
         if (result == -Errno.ENOENT || (result == -Errno.EAGAIN && DirectoryIsCached(request.FullPath)))
         {
             // Not in the lookup cache but its directory is: most likely new, created here as System.IO does, cheaper than
@@ -144,6 +135,8 @@ internal static class RingOpen
                 return result;
             }
         }
+        // The rest is the ring's, with the request's flags: a refusal without O_CREAT is not the kernel's answer to them
+        // (an existing file named "file/" is ENOTDIR without it, EISDIR with it).
         return -Errno.EAGAIN;
     }
 
@@ -151,11 +144,7 @@ internal static class RingOpen
     private static bool DirectoryIsCached(string fullPath)
     {
         int slash = fullPath.LastIndexOf('/');
-        if (slash <= 0)
-        {
-            return false;
-        }
-        int fd = Engines.FastPath.OpenFastPath.TryOpen(fullPath.AsSpan(0, slash), OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY | OpenFlags.O_CLOEXEC | OpenFlags.O_NONBLOCK);
+        int fd = slash <= 0 ? -1 : Engines.FastPath.OpenFastPath.TryOpen(fullPath.AsSpan(0, slash), OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY | OpenFlags.O_CLOEXEC | OpenFlags.O_NONBLOCK);
         if (fd < 0)
         {
             return false;

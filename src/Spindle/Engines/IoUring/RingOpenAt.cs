@@ -14,7 +14,7 @@ namespace Spindle.Engines.IoUring;
 /// cancelled, so a cancelled open never leaves a descriptor behind. A close is not cancellable; its errors are ignored,
 /// as SafeFileHandle's own close ignores them.
 /// </summary>
-internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<RingOpenAt>
+internal sealed unsafe class RingOpenAt(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingOpenAt>
 {
     // The kernel's "restart the system call" codes, which a cancelled open waiting in an io-wq worker may report.
     private const int ERESTARTSYS = 512;
@@ -32,11 +32,6 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
     private int _openFlags;               // the open(2) flags
     private int _openMode;                // the permissions of a created file
     private Step _step;
-
-    private RingOpenAt(IoUringEngine engine, int id)
-        : base(engine, id)
-    {
-    }
 
     static RingOpenAt IRingOperationKind<RingOpenAt>.Create(IoUringEngine engine, int id) => new(engine, id);
 
@@ -74,7 +69,6 @@ internal sealed unsafe class RingOpenAt : RingOperation, IRingOperationKind<Ring
     {
         sqe->Fd = _fd;
         sqe->UserData = UserData;
-        sqe->Offset = 0;
         if (_step != Step.Open)
         {
             sqe->Opcode = IORING_OP_CLOSE;

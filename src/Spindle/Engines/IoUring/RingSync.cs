@@ -14,7 +14,7 @@ namespace Spindle.Engines.IoUring;
 /// and then covered by a sync that succeeded: a short write breaks the link (the sync completes with <c>-ECANCELED</c>)
 /// or is followed by a sync that covered only what was written; either way the rest is written and the sync submitted again.
 /// </summary>
-internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSync>, IRingFileRequest
+internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingSync>, IRingFileRequest
 {
     private const byte IOSQE_IO_LINK = 1 << 2;     // the next SQE starts only after this one completed in full
     private const uint IORING_FSYNC_DATASYNC = 1;  // fsync_flags: fdatasync rather than fsync
@@ -36,11 +36,6 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
     private int _writeResult;       // the linked write's CQE result
     private int _syncResult;        // the linked sync's CQE result
     private bool _shortenNext;      // the test seam asked for a short write on the next SQE
-
-    private RingSync(IoUringEngine engine, int id)
-        : base(engine, id)
-    {
-    }
 
     static RingSync IRingOperationKind<RingSync>.Create(IoUringEngine engine, int id) => new(engine, id);
 
@@ -96,7 +91,8 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
         _cqesPending = SqeCount;
         if (_step == DurableStep.SyncOnly)
         {
-            FillSync(sqe, _dataOnly);
+            sqe->Opcode = IORING_OP_FSYNC; // the SQE comes zeroed (Ring.TryGetSqe): no offset, length or address
+            sqe->OpFlags = _dataOnly ? IORING_FSYNC_DATASYNC : 0;
             if (_dataOnly)
             {
                 EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
@@ -122,16 +118,8 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
     {
         sqe->Fd = _fd;
         sqe->UserData = UserData ^ LinkedSyncTag;
-        FillSync(sqe, dataOnly: true);
-    }
-
-    private static void FillSync(IoUringSqe* sqe, bool dataOnly)
-    {
         sqe->Opcode = IORING_OP_FSYNC;
-        sqe->Offset = 0;
-        sqe->Length = 0;
-        sqe->Address = 0;
-        sqe->OpFlags = dataOnly ? IORING_FSYNC_DATASYNC : 0;
+        sqe->OpFlags = IORING_FSYNC_DATASYNC;
     }
 
     private protected override bool OnResult(int result)
@@ -151,7 +139,7 @@ internal sealed unsafe class RingSync : RingOperation, IRingOperationKind<RingSy
             if (-result is Errno.EINVAL or Errno.EOPNOTSUPP && _transferred == 0)
             {
                 // The kernel or the file system refused RWF_DSYNC: this write, and every later one, takes the linked pair.
-                _engine.RefuseDataSyncWrites();
+                _engine.DataSyncWritesRefused = true;
                 _step = DurableStep.WriteThenSync;
                 return ContinueUnlessCancelled();
             }

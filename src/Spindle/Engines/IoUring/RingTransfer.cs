@@ -13,7 +13,7 @@ namespace Spindle.Engines.IoUring;
 /// a read returns what one call returned. A read may belong to a batch (<see cref="IoUringBatch"/>): it then reports to
 /// the batch instead of completing a task of its own.
 /// </summary>
-internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<RingTransfer>, IRingFileRequest
+internal sealed unsafe class RingTransfer(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingTransfer>, IRingFileRequest
 {
     private bool _write;                                     // a write rather than a read
     private MemoryHandle _pin;                               // the single buffer
@@ -30,11 +30,6 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
     private bool _shortenNext;                               // the test seam asked for a short transfer on the next SQE
     private IoVector* _cutVectors;                           // the test seam's shortened iovec list
     private int _cutCapacity;
-
-    private RingTransfer(IoUringEngine engine, int id)
-        : base(engine, id)
-    {
-    }
 
     static RingTransfer IRingOperationKind<RingTransfer>.Create(IoUringEngine engine, int id) => new(engine, id);
 
@@ -178,13 +173,9 @@ internal sealed unsafe class RingTransfer : RingOperation, IRingOperationKind<Ri
 
     internal override int DecideFault()
     {
-        SyscallKind kind = (_write, _vectorCount == 0) switch
-        {
-            (false, true) => SyscallKind.Read,
-            (true, true) => SyscallKind.Write,
-            (false, false) => SyscallKind.ReadVector,
-            _ => SyscallKind.WriteVector,
-        };
+        SyscallKind kind = _vectorCount == 0
+            ? (_write ? SyscallKind.Write : SyscallKind.Read)
+            : (_write ? SyscallKind.WriteVector : SyscallKind.ReadVector);
         SyscallFault fault = SyscallSeam.Decide(_fd, kind);
         _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
         return SyscallSeam.ErrnoOf(fault);

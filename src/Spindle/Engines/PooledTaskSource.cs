@@ -59,7 +59,7 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
     private protected virtual void WaitForCompletion(short token) => WaitUntilCompleted(token);
 
     /// <summary>Blocks the calling thread until <see cref="Complete"/> has run for this version.</summary>
-    private protected void WaitUntilCompleted(short token)
+    public void WaitUntilCompleted(short token)
     {
         ManualResetEventSlim completed = _completed ??= new ManualResetEventSlim(false, spinCount: 1);
         completed.Reset();

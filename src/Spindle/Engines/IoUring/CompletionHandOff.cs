@@ -72,12 +72,15 @@ internal struct CompletionHandOff
     }
 }
 
-/// <summary>What a thread waiting in <c>GetResult</c> polls the ring for (<see cref="RingThread.TryPollUntilCompleted"/>): a request, or a batch of them.</summary>
+/// <summary>What a thread waiting in <c>GetResult</c> polls the ring for (<see cref="RingThread.WaitFor"/>): a request, or a batch of them.</summary>
 internal interface IRingWaitable
 {
     /// <summary>Whether the task of <paramref name="token"/> has completed.</summary>
     bool HasCompleted(short token);
 
-    /// <summary>Whether its waiter polls the ring: whoever completes it elsewhere kicks that thread out of the kernel.</summary>
-    bool WaiterPolls { get; set; }
+    /// <summary>Blocks the calling thread until the task of <paramref name="token"/> has completed.</summary>
+    void WaitUntilCompleted(short token);
+
+    /// <summary>Who completes it: the state its waiter polls for.</summary>
+    ref CompletionHandOff HandOff { get; }
 }

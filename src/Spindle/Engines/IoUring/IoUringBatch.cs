@@ -78,12 +78,7 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         }
     }
 
-    /// <inheritdoc cref="IRingWaitable.WaiterPolls"/>
-    public bool WaiterPolls
-    {
-        get => _handOff.WaiterPolls;
-        set => _handOff.WaiterPolls = value;
-    }
+    ref CompletionHandOff IRingWaitable.HandOff => ref _handOff;
 
     /// <summary>
     /// <c>GetResult</c> before completion (sync-over-async): the caller polls the ring itself until the last read is done,
@@ -102,13 +97,7 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
         switch (_handOff.BeginWait())
         {
             case CompletionHandOff.Wait.Pending:
-                EngineProbe.Current?.Waiting(ring, 1);
-                if (!ring.TryPollUntilCompleted(this, token))
-                {
-                    ring.Flush();
-                    WaitUntilCompleted(token);
-                }
-                EngineProbe.Current?.Waiting(ring, -1);
+                ring.WaitFor(this, token, mayPoll: true);
                 RecordMetrics();
                 return;
             case CompletionHandOff.Wait.TakeQueued:

@@ -83,10 +83,6 @@ internal sealed partial class IoUringEngine
             return QueuedMembers.None;
         }
         operation.JoinBatch(batch, index);
-        if (!operation.MayBlock)
-        {
-            FileRequestsInFlight.Enter(); // left in RingOperation.Finish
-        }
         operation.Arm(cancellationToken);
         Thread.Queue(operation);
         return operation.MayBlock ? QueuedMembers.MayBlock : QueuedMembers.Regular;

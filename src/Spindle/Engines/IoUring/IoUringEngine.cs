@@ -136,16 +136,10 @@ internal sealed partial class IoUringEngine : FileIoEngine
     internal short Start(RingOperation operation, CancellationToken cancellationToken)
     {
         short version = operation.Version;
-        if (!operation.MayBlock)
-        {
-            FileRequestsInFlight.Enter(); // left in RingOperation.Finish
-        }
         operation.Arm(cancellationToken);
         Thread.Submit(operation);
         return version;
     }
-
-    internal void RequestCancel(RingOperation operation, uint generation) => Thread.RequestCancel(operation, generation);
 
     /// <summary>
     /// Whether durable writes (router rows 11 and 12) go as a write linked to an <c>fdatasync</c> rather than one

@@ -83,12 +83,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>The handle may wait for ever (pipe, socket, character device): the operation goes in that lane. Set before queueing.</summary>
     internal bool MayBlock { get; set; }
 
-    /// <inheritdoc cref="IRingWaitable.WaiterPolls"/>
-    public bool WaiterPolls
-    {
-        get => _handOff.WaiterPolls;
-        set => _handOff.WaiterPolls = value;
-    }
+    ref CompletionHandOff IRingWaitable.HandOff => ref _handOff;
 
     internal ulong UserData => UserDataOf(Generation);
 
@@ -179,9 +174,16 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         }
     }
 
-    /// <summary>Hooks up cancellation (a token already cancelled runs <see cref="RequestCancel"/> here); then the operation belongs to the ring.</summary>
+    /// <summary>
+    /// Counts a file request in flight (until <see cref="Finish"/>) and hooks up cancellation (a token already cancelled
+    /// runs <see cref="RequestCancel"/> here); then the operation belongs to the ring.
+    /// </summary>
     internal void Arm(CancellationToken cancellationToken)
     {
+        if (!MayBlock)
+        {
+            FileRequestsInFlight.Enter();
+        }
         SetState(OperationState.Queued);
         _handOff.Reset();
         _cancellationToken = cancellationToken;
@@ -194,7 +196,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private void RequestCancel()
     {
         _cancelRequested = true;
-        _engine.RequestCancel(this, Generation);
+        _engine.Thread.RequestCancel(this, Generation);
     }
 
     private protected bool ContinueUnlessCancelled()
@@ -377,18 +379,14 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         switch (_handOff.BeginWait())
         {
             case CompletionHandOff.Wait.Pending:
-                EngineProbe.Current?.Waiting(_engine.Thread, 1);
                 if (WaiterMayRun && TryClaim(OperationState.RunHere, Generation))
                 {
                     RunHere();
                 }
-                // A request that may wait for ever leaves the ring to others; any other is reaped here while nobody else polls.
-                else if (MayBlock || !_engine.Thread.TryPollUntilCompleted(this, token))
+                else
                 {
-                    _engine.Thread.Flush();
-                    WaitUntilCompleted(token);
+                    _engine.Thread.WaitFor(this, token, mayPoll: !MayBlock); // one that may wait for ever leaves the ring to others
                 }
-                EngineProbe.Current?.Waiting(_engine.Thread, -1);
                 RecordMetrics();
                 return;
             case CompletionHandOff.Wait.TakeQueued:

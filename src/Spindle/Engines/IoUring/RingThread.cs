@@ -411,16 +411,28 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// A thread that waits in <c>GetResult</c> for <paramref name="waited"/> polls the ring until it completed; false
-    /// when another thread polls (that one hands it the result).
+    /// A thread waits in <c>GetResult</c> for <paramref name="waited"/>: it polls the ring itself when
+    /// <paramref name="mayPoll"/> and no other thread polls; else it sleeps until the reaper hands it the result.
     /// </summary>
-    internal bool TryPollUntilCompleted(IRingWaitable waited, short token)
+    internal void WaitFor(IRingWaitable waited, short token, bool mayPoll)
+    {
+        EngineProbe.Current?.Waiting(this, 1);
+        if (!mayPoll || !TryPollUntilCompleted(waited, token))
+        {
+            Flush();
+            waited.WaitUntilCompleted(token);
+        }
+        EngineProbe.Current?.Waiting(this, -1);
+    }
+
+    // Polls the ring until waited completed; false when another thread polls (that one hands it the result).
+    private bool TryPollUntilCompleted(IRingWaitable waited, short token)
     {
         if (!TryAcquirePoller())
         {
             return false;
         }
-        waited.WaiterPolls = true;
+        waited.HandOff.WaiterPolls = true;
         try
         {
             while (!waited.HasCompleted(token))
@@ -430,7 +442,7 @@ internal sealed unsafe class RingThread
         }
         finally
         {
-            waited.WaiterPolls = false;
+            waited.HandOff.WaiterPolls = false;
             ReleasePollerAfterWait();
         }
         return true;

@@ -90,17 +90,14 @@ internal sealed unsafe class RingDriver
     /// <summary>Queues a cancellation (any thread).</summary>
     internal void EnqueueCancel(RingOperation operation, uint generation) => _cancels.Enqueue((operation, generation));
 
-    /// <summary>Submits what was placed and, with <paramref name="wait"/>, blocks until a completion arrives (under the gate: never with <paramref name="wait"/>).</summary>
-    internal void Enter(bool wait)
+    /// <summary>Submits what was placed, without waiting (under the gate).</summary>
+    internal void Submit()
     {
         uint unsubmitted = _ring.Unsubmitted;
-        int result = _ring.Enter(1, wait);
-        if (unsubmitted > 0 || wait)
-        {
-            SpindleMetrics.Submission();
-        }
+        int result = _ring.Enter(1, wait: false);
         if (unsubmitted > 0)
         {
+            SpindleMetrics.Submission();
             EngineProbe.Current?.SubmittingEnter(_engine.Thread);
         }
         if (result >= 0 || result == -Errno.EINTR)

@@ -266,7 +266,7 @@ internal sealed unsafe class RingThread
                 return taken;
             }
             _progress++;
-            _driver.Enter(wait: false);
+            _driver.Submit();
             if (!_driver.HasCompletion)
             {
                 return taken;
@@ -599,7 +599,7 @@ internal sealed unsafe class RingThread
                         _wakeArmed = _driver.TryPlaceRead(_wakeFd, _wakeBuffer, sizeof(ulong), WakeTag);
                         if (_driver.Unsubmitted > 0)
                         {
-                            _driver.Enter(wait: false);
+                            _driver.Submit();
                         }
                     }
                     busy = _driver.CanPlaceMore() || _driver.Unsubmitted > 0;

@@ -25,15 +25,8 @@ internal sealed class ThreadPoolEngine : FileIoEngine
     /// <summary>Runs <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here (its metrics carry that engine).</summary>
     internal RequestTask RunOnWorker(in FileRequest request, Mechanism mechanism, IoEngine routedBy)
     {
-        ThreadPoolOperation? operation = t_spare;
-        if (operation is not null)
-        {
-            t_spare = null;
-        }
-        else
-        {
-            operation = _pool.TryRent() ?? new ThreadPoolOperation(this);
-        }
+        ThreadPoolOperation operation = t_spare ?? _pool.TryRent() ?? new ThreadPoolOperation(this);
+        t_spare = null;
         operation.Prepare(request, routedBy);
         short version = operation.Version;
         Queue(operation, request, mechanism);

@@ -59,21 +59,19 @@ internal sealed class ThreadPoolEngine : FileIoEngine
             {
                 WorkerThreads.Blocking.Queue(operation);
             }
+            return;
         }
-        else
+        // Counted where it tells the router something: a request on a file system that only pool threads serve
+        // well makes no other request's ring submission pay, and the count's two atomic operations per request
+        // are a measurable part of a cached read's cost.
+        if (!facts.RefusesNonBlockingIo)
         {
-            // Counted where it tells the router something: a request on a file system that only pool threads serve
-            // well makes no other request's ring submission pay, and the count's two atomic operations per request
-            // are a measurable part of a cached read's cost.
-            if (!facts.RefusesNonBlockingIo)
-            {
-                FileRequestsInFlight.Enter();
-                operation.CountedInFlight = true;
-            }
-            // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
-            // hands the item to the next free thread first (global items would run before it).
-            operation.WaiterMayRun = true;
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
+            FileRequestsInFlight.Enter();
+            operation.CountedInFlight = true;
         }
+        // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
+        // hands the item to the next free thread first (global items would run before it).
+        operation.WaiterMayRun = true;
+        System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
     }
 }

@@ -14,12 +14,6 @@ namespace Spindle.Engines;
 /// </summary>
 internal static class EngineSelector
 {
-    /// <summary>The AppContext value (runtimeconfig.json) naming the process-wide engine.</summary>
-    internal const string AppContextName = SpindleSwitches.IoEngineName;
-
-    /// <summary>The environment variable naming the process-wide engine.</summary>
-    internal const string EnvironmentName = SpindleSwitches.IoEngineVariable;
-
     private static FileIoEngine? s_default; // resolved on first use; not while io_uring is only short of a resource
 
     /// <summary>The engine <see cref="IoEngine.Auto"/> resolves to in this process.</summary>

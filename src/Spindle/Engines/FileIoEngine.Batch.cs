@@ -276,11 +276,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
                 // Memory-backed storage (tmpfs, ramfs, a RAM disk): the read is the copy the router would make inline (row 3).
                 return HandleIo.Read(handle, buffer.Span, offset);
             }
-            if (FastPath.ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, _engine, out int prefix, out int completed))
-            {
-                return completed;
-            }
-            return ~prefix;
+            return FastPath.ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, _engine, out int prefix, out int completed) ? completed : ~prefix;
         }
         catch (Exception)
         {

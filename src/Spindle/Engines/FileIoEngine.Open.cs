@@ -23,8 +23,7 @@ internal abstract partial class FileIoEngine
         }
         try
         {
-            SafeFileHandle handle = FileOpener.Open(ref request, out OpenedFile opened);
-            return new ValueTask<OpenedHandle>(new OpenedHandle(handle, opened));
+            return new ValueTask<OpenedHandle>(new OpenedHandle(FileOpener.Open(ref request, out OpenedFile opened), opened));
         }
         catch (Exception e)
         {

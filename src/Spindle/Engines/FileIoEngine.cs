@@ -54,10 +54,6 @@ internal abstract partial class FileIoEngine
     public ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Read(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsRead();
 
-    /// <summary>A write of every byte to a raw handle; a small write to a cached local file may be done on the caller's thread.</summary>
-    public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-        => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath: true, cancellationToken);
-
     /// <summary>A write of every byte to a raw handle, with or without the fast path.</summary>
     public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
@@ -69,10 +65,6 @@ internal abstract partial class FileIoEngine
     public ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Write(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsWrite();
 
-    /// <summary>A scatter read of a raw handle; fully cached data may be served on the caller's thread.</summary>
-    public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
-        => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, ReadFastPath.Enabled, cancellationToken);
-
     /// <summary>A scatter read of a raw handle, with or without the fast path.</summary>
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
@@ -81,10 +73,6 @@ internal abstract partial class FileIoEngine
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.ReadScatter(handle, facts, buffers, fileOffset, useFastPath, cancellationToken)).AsScatterRead();
 
-    /// <summary>A gather write of every byte to a raw handle; a small one to a cached local file may be done on the caller's thread.</summary>
-    public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, CancellationToken cancellationToken)
-        => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath: true, cancellationToken);
-
     /// <summary>A gather write of every byte to a raw handle, with or without the fast path.</summary>
     public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
@@ -92,10 +80,6 @@ internal abstract partial class FileIoEngine
     /// <summary>A gather write of every byte; <paramref name="useFastPath"/> as for <see cref="WriteAsync(SafeFileHandle, HandleFacts, ReadOnlyMemory{byte}, long, bool, CancellationToken)"/>.</summary>
     public ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.WriteGather(handle, facts, buffers, fileOffset, useFastPath, cancellationToken)).AsWrite();
-
-    /// <summary><c>fsync</c> of a raw handle.</summary>
-    public ValueTask FlushToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
-        => FlushToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
 
     /// <summary><c>fsync</c>: data and metadata to the device.</summary>
     public ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)

@@ -1,5 +1,6 @@
 using Microsoft.Win32.SafeHandles;
 using Spindle.Engines.FastPath;
+using Spindle.Syscalls;
 
 namespace Spindle.Engines;
 
@@ -64,10 +65,10 @@ internal readonly struct FileRequest
         => new(RequestKind.Write, handle, facts, offset, buffer.Length, useFastPath, cancellationToken) { Source = buffer };
 
     internal static FileRequest ReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long offset, bool useFastPath, CancellationToken cancellationToken)
-        => new(RequestKind.ReadScatter, handle, facts, offset, Router.TotalLength(buffers), useFastPath, cancellationToken) { Destinations = buffers };
+        => new(RequestKind.ReadScatter, handle, facts, offset, TotalLength(new ScatterBuffers(buffers)), useFastPath, cancellationToken) { Destinations = buffers };
 
     internal static FileRequest WriteGather(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long offset, bool useFastPath, CancellationToken cancellationToken)
-        => new(RequestKind.WriteGather, handle, facts, offset, Router.TotalLength(buffers), useFastPath, cancellationToken) { Sources = buffers };
+        => new(RequestKind.WriteGather, handle, facts, offset, TotalLength(new GatherBuffers(buffers)), useFastPath, cancellationToken) { Sources = buffers };
 
     /// <summary>An <c>fsync</c>, or with <paramref name="dataOnly"/> an <c>fdatasync</c>.</summary>
     internal static FileRequest Sync(SafeFileHandle handle, HandleFacts facts, bool dataOnly, CancellationToken cancellationToken)
@@ -80,4 +81,15 @@ internal readonly struct FileRequest
     /// <summary>The rest of a read after the page cache served its first <paramref name="cached"/> bytes.</summary>
     internal FileRequest After(int cached)
         => new(Kind, Handle, Facts, Offset + cached, Length - cached, UseFastPath, CancellationToken) { Destination = Destination.Slice(cached), Prefix = Prefix + cached };
+
+    // The bytes a scatter or gather request asks for (a struct list: no boxing on the way).
+    private static long TotalLength<TBuffers>(TBuffers buffers) where TBuffers : struct, IBufferList
+    {
+        long total = 0;
+        for (int i = 0; i < buffers.Count; i++)
+        {
+            total += buffers[i].Length;
+        }
+        return total;
+    }
 }

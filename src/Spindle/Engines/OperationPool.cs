@@ -26,8 +26,7 @@ internal sealed class OperationPool<T> where T : class
         int home = Home();
         for (int i = 0; i < _stripes.Length; i++)
         {
-            T? item = _stripes[(home + i) % _stripes.Length].TryPop();
-            if (item is not null)
+            if (_stripes[(home + i) % _stripes.Length].TryPop() is { } item)
             {
                 return item;
             }

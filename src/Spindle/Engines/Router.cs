@@ -176,37 +176,27 @@ internal static class Router
         {
             return Mechanism.Pool; // a larger copy: where System.IO runs it, so that requests one thread starts use every core
         }
-        switch (kind)
+        bool read = kind is RequestKind.Read or RequestKind.ReadScatter;
+        if (length == 0)
         {
-            case RequestKind.Read:
-            case RequestKind.ReadScatter:
-                if (length == 0)
-                {
-                    return Mechanism.Inline;
-                }
-                if (facts.CharacterDevice)
-                {
-                    return Mechanism.Blocking;
-                }
-                return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
-            default:
-                if (length == 0)
-                {
-                    return Mechanism.Done;
-                }
-                if (useFastPath && fileOffset >= 0)
-                {
-                    if (IsPageCacheCopy(facts, length, fileOffset))
-                    {
-                        return Mechanism.FastPath;
-                    }
-                    if (facts.BufferedFile)
-                    {
-                        return Mechanism.Pool;
-                    }
-                }
-                return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
+            return read ? Mechanism.Inline : Mechanism.Done; // rows 4 and 6
         }
+        if (read && facts.CharacterDevice)
+        {
+            return Mechanism.Blocking;
+        }
+        if (!read && useFastPath && fileOffset >= 0)
+        {
+            if (IsPageCacheCopy(facts, length, fileOffset))
+            {
+                return Mechanism.FastPath;
+            }
+            if (facts.BufferedFile)
+            {
+                return Mechanism.Pool;
+            }
+        }
+        return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
     }
 
     // Row 9: a file system without non-blocking reads lacks the flag (FMODE_NOWAIT) io_uring looks for before it tries a
@@ -275,26 +265,4 @@ internal static class Router
             && !facts.RefusesNonBlockingIo
             ? Mechanism.OwnRing
             : Mechanism.Inline;
-
-    /// <summary>The bytes a scatter request asks for.</summary>
-    internal static long TotalLength(IReadOnlyList<Memory<byte>> buffers)
-    {
-        long total = 0;
-        for (int i = 0; i < buffers.Count; i++)
-        {
-            total += buffers[i].Length;
-        }
-        return total;
-    }
-
-    /// <summary>The bytes a gather request asks for.</summary>
-    internal static long TotalLength(IReadOnlyList<ReadOnlyMemory<byte>> buffers)
-    {
-        long total = 0;
-        for (int i = 0; i < buffers.Count; i++)
-        {
-            total += buffers[i].Length;
-        }
-        return total;
-    }
 }

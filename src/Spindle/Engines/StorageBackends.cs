@@ -27,24 +27,12 @@ internal static unsafe class StorageBackends
         {
             return ram;
         }
-        ram = false;
-        try
-        {
-            // /sys/dev/block/M:m links to the device's directory, named after its driver's devices
-            // (zram0, ram0 for brd, pmem0); a partition's link ends in the partition's own name.
-            string? target = new FileInfo($"/sys/dev/block/{major}:{minor}").LinkTarget;
-            if (target is not null)
-            {
-                string name = Path.GetFileName(target);
-                ram = name.StartsWith("zram", StringComparison.Ordinal)
-                    || name.StartsWith("pmem", StringComparison.Ordinal)
-                    || (name.StartsWith("ram", StringComparison.Ordinal) && name.Length > 3 && char.IsAsciiDigit(name[3]));
-            }
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Security.SecurityException)
-        {
-            // No sysfs (a container without it): treat the device as a real one.
-        }
+        // /sys/dev/block/M:m links to the device's directory, named after its driver's devices
+        // (zram0, ram0 for brd, pmem0); a partition's link ends in the partition's own name.
+        string name = Path.GetFileName(LinkTarget($"/sys/dev/block/{major}:{minor}")) ?? "";
+        ram = name.StartsWith("zram", StringComparison.Ordinal)
+            || name.StartsWith("pmem", StringComparison.Ordinal)
+            || (name.StartsWith("ram", StringComparison.Ordinal) && name.Length > 3 && char.IsAsciiDigit(name[3]));
         s_devices.TryAdd(key, ram);
         return ram;
     }
@@ -53,15 +41,19 @@ internal static unsafe class StorageBackends
     /// Whether <paramref name="fd"/> is an epoll descriptor (its anonymous inode's name, from
     /// /proc/self/fd): read(2) on one fails with EINVAL at once, while io_uring never completes the read.
     /// </summary>
-    internal static bool IsEpoll(int fd)
+    internal static bool IsEpoll(int fd) => LinkTarget($"/proc/self/fd/{fd}") == "anon_inode:[eventpoll]";
+
+    // A symbolic link's target; null where it cannot be read (no sysfs or procfs, as in some containers): then the
+    // device counts as a real one and the descriptor as no epoll.
+    private static string? LinkTarget(string path)
     {
         try
         {
-            return new FileInfo($"/proc/self/fd/{fd}").LinkTarget == "anon_inode:[eventpoll]";
+            return new FileInfo(path).LinkTarget;
         }
         catch (Exception e) when (e is IOException or UnauthorizedAccessException or System.Security.SecurityException)
         {
-            return false;
+            return null;
         }
     }
 }

@@ -16,8 +16,8 @@ public class EngineSelectionTests
             + (IoUringEngine.Instance is { } ring ? $" (setup flags 0x{ring.Thread.SetupFlags:x})" : ""));
         Assert.NotEqual(IoEngine.Auto, engine);
         Assert.Equal(engine, EngineSelector.Default.Kind);
-        string? configured = Environment.GetEnvironmentVariable(EngineSelector.EnvironmentName);
-        if (string.IsNullOrEmpty(configured) && AppContext.GetData(EngineSelector.AppContextName) is null)
+        string? configured = Environment.GetEnvironmentVariable(SpindleSwitches.IoEngineVariable);
+        if (string.IsNullOrEmpty(configured) && AppContext.GetData(SpindleSwitches.IoEngineName) is null)
         {
             Assert.Equal(SpindleRandomAccess.IsIoUringAvailable ? IoEngine.IoUring : IoEngine.ThreadPool, engine);
         }

@@ -107,10 +107,6 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
         while (true)
         {
             int result = Libc.Poll(entries, 2, EngineTunables.FifoWriterLookMilliseconds);
-            if (result > 0)
-            {
-                break;
-            }
             if (result < 0 && Errno.Last != Errno.EINTR)
             {
                 failure = IoErrors.ForErrno(Errno.Last, path: null);
@@ -118,7 +114,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
             }
             try
             {
-                if (WriterCame(fd, _sink))
+                if (result > 0 || WriterCame(fd, _sink))
                 {
                     break;
                 }

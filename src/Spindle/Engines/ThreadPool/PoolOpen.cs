@@ -46,8 +46,7 @@ internal sealed unsafe class PoolOpen : PooledTaskSource<OpenedHandle>, IThreadP
         }
         try
         {
-            var handle = FileOpener.Open(ref _request, out OpenedFile opened);
-            Complete(new OpenedHandle(handle, opened), null);
+            Complete(new OpenedHandle(FileOpener.Open(ref _request, out OpenedFile opened), opened), null);
         }
         catch (Exception e)
         {

@@ -25,15 +25,8 @@ internal sealed class ThreadPoolEngine : FileIoEngine
     /// <summary>Runs <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here (its metrics carry that engine).</summary>
     internal RequestTask RunOnWorker(in FileRequest request, Mechanism mechanism, IoEngine routedBy)
     {
-        ThreadPoolOperation? operation = t_spare;
-        if (operation is not null)
-        {
-            t_spare = null;
-        }
-        else
-        {
-            operation = _pool.TryRent() ?? new ThreadPoolOperation(this);
-        }
+        ThreadPoolOperation operation = t_spare ?? _pool.TryRent() ?? new ThreadPoolOperation(this);
+        t_spare = null;
         operation.Prepare(request, routedBy);
         short version = operation.Version;
         Queue(operation, request, mechanism);
@@ -66,21 +59,19 @@ internal sealed class ThreadPoolEngine : FileIoEngine
             {
                 WorkerThreads.Blocking.Queue(operation);
             }
+            return;
         }
-        else
+        // Counted where it tells the router something: a request on a file system that only pool threads serve
+        // well makes no other request's ring submission pay, and the count's two atomic operations per request
+        // are a measurable part of a cached read's cost.
+        if (!facts.RefusesNonBlockingIo)
         {
-            // Counted where it tells the router something: a request on a file system that only pool threads serve
-            // well makes no other request's ring submission pay, and the count's two atomic operations per request
-            // are a measurable part of a cached read's cost.
-            if (!facts.RefusesNonBlockingIo)
-            {
-                FileRequestsInFlight.Enter();
-                operation.CountedInFlight = true;
-            }
-            // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
-            // hands the item to the next free thread first (global items would run before it).
-            operation.WaiterMayRun = true;
-            System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
+            FileRequestsInFlight.Enter();
+            operation.CountedInFlight = true;
         }
+        // preferLocal as System.IO: from a pool thread that then blocks on the result, the runtime
+        // hands the item to the next free thread first (global items would run before it).
+        operation.WaiterMayRun = true;
+        System.Threading.ThreadPool.UnsafeQueueUserWorkItem(operation, preferLocal: true);
     }
 }

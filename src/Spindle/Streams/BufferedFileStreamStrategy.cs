@@ -390,7 +390,8 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
 
         SemaphoreSlim semaphore = Turns;
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
-        if (semaphoreLockTask.IsCompletedSuccessfully && _writePos == 0)
+        // A Dispose that ended between the checks above and this turn leaves the buffer empty: the slow path throws.
+        if (semaphoreLockTask.IsCompletedSuccessfully && _writePos == 0 && !_os.IsClosed)
         {
             if (_readLen - _readPos >= buffer.Length)
             {
@@ -530,6 +531,8 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
             bool releaseTheLock = true;
             try
             {
+                // Disposed between the checks above and this turn: the bytes must not land in a buffer nobody writes.
+                EnsureNotClosed();
                 if (_writePos == 0)
                 {
                     ClearReadBufferBeforeWrite();

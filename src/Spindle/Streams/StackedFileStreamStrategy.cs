@@ -207,9 +207,11 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         // end; a read on a pipe, socket or terminal may wait for ever, and there (where only the ordinary buffer, a
         // managed array, is stacked) Dispose does not wait for it, as FileStream's does not (DisposeAsync does, as
         // FileStream's). A finalizer never waits: while an operation runs, it (or its continuation) keeps the stream
-        // reachable, so none runs when the finalizer does.
+        // reachable, so none runs when the finalizer does. The lock is created here if no operation has yet: an
+        // asynchronous call starting on another thread must find the one Dispose holds, or it could buffer its bytes
+        // after Dispose wrote the buffer out and report them written.
         bool wait = disposing && (SyncCallsTakeTurns || _os is SeekableFileStreamStrategy);
-        SemaphoreSlim? turn = wait ? Volatile.Read(ref _turns) : null;
+        SemaphoreSlim? turn = wait ? Turns : null;
         turn?.Wait();
         try
         {
@@ -238,11 +240,8 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
 
     public sealed override async ValueTask DisposeAsync()
     {
-        SemaphoreSlim? turn = Volatile.Read(ref _turns);
-        if (turn is not null)
-        {
-            await turn.WaitAsync().ConfigureAwait(false);
-        }
+        SemaphoreSlim turn = Turns; // created if no operation has yet, as in Dispose
+        await turn.WaitAsync().ConfigureAwait(false);
         try
         {
             if (!_os.IsClosed)
@@ -260,7 +259,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         finally
         {
             ReleaseMemory();
-            turn?.Release();
+            turn.Release();
         }
     }
 }

@@ -96,15 +96,17 @@ internal static class RingOpen
     /// </summary>
     private static async ValueTask<int> OpenOnRingAsync(IoUringEngine ring, OpenRequest request, bool withoutWaiting, CancellationToken cancellationToken)
     {
-        withoutWaiting &= (request.Flags & OpenFlags.O_NONBLOCK) == 0;
-        int flags = withoutWaiting ? request.Flags | OpenFlags.O_NONBLOCK : request.Flags;
-        int result = await ring.OpenAtAsync(request.FullPath, flags, request.Permissions, cancellationToken).ConfigureAwait(false);
-        if (withoutWaiting && result >= 0)
+        if (!withoutWaiting || (request.Flags & OpenFlags.O_NONBLOCK) != 0)
+        {
+            return await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
+        }
+        int result = await ring.OpenAtAsync(request.FullPath, request.Flags | OpenFlags.O_NONBLOCK, request.Permissions, cancellationToken).ConfigureAwait(false);
+        if (result >= 0)
         {
             // F_SETFL sets only the status flags (O_APPEND, O_DIRECT, O_NONBLOCK, ...): the request's, without O_NONBLOCK.
             _ = Libc.Fcntl(result, LinuxConstants.F_SETFL, request.Flags);
         }
-        else if (withoutWaiting && result == -Errno.EAGAIN)
+        else if (result == -Errno.EAGAIN)
         {
             result = await ring.OpenAtAsync(request.FullPath, request.Flags, request.Permissions, cancellationToken).ConfigureAwait(false);
         }

@@ -86,19 +86,18 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
 
     internal override void FillSqe(IoUringSqe* sqe)
     {
-        sqe->Fd = _fd;
-        sqe->UserData = UserData;
         _cqesPending = SqeCount;
         if (_step == DurableStep.SyncOnly)
         {
-            sqe->Opcode = IORING_OP_FSYNC; // the SQE comes zeroed (Ring.TryGetSqe): no offset, length or address
-            sqe->OpFlags = _dataOnly ? IORING_FSYNC_DATASYNC : 0;
+            FillSync(sqe, UserData, _dataOnly);
             if (_dataOnly)
             {
                 EngineProbe.Current?.DurableSqe(_engine.Thread, DurableSqeKind.DataSync);
             }
             return;
         }
+        sqe->Fd = _fd;
+        sqe->UserData = UserData;
         sqe->Opcode = IORING_OP_WRITE;
         sqe->Offset = _offset >= 0 ? (ulong)_offset : ulong.MaxValue;
         sqe->Address = (ulong)_address;
@@ -114,12 +113,15 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
     }
 
     /// <summary>Fills the second SQE of a linked write: the <c>fdatasync</c> that runs only if the write completed in full (ring thread).</summary>
-    internal override void FillLinkedSqe(IoUringSqe* sqe)
+    internal override void FillLinkedSqe(IoUringSqe* sqe) => FillSync(sqe, UserData ^ LinkedSyncTag, dataOnly: true);
+
+    // The SQE comes zeroed (Ring.TryGetSqe): a sync needs no offset, length or address.
+    private void FillSync(IoUringSqe* sqe, ulong userData, bool dataOnly)
     {
         sqe->Fd = _fd;
-        sqe->UserData = UserData ^ LinkedSyncTag;
+        sqe->UserData = userData;
         sqe->Opcode = IORING_OP_FSYNC;
-        sqe->OpFlags = IORING_FSYNC_DATASYNC;
+        sqe->OpFlags = dataOnly ? IORING_FSYNC_DATASYNC : 0;
     }
 
     private protected override bool OnResult(int result)

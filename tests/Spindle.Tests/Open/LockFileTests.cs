@@ -17,6 +17,8 @@ public class LockFileTests
         int inside = 0;
         int overlaps = 0;
         int[] acquired = new int[2];
+        int[] attempts = new int[2]; // attempts each side has finished, acquired or refused
+        int[] yielding = new int[2]; // 1 while a side lets the other in
         var start = DateTime.UtcNow;
         // Contend for at least 1.5 s and until both sides got the lock a few times (at most 10 s).
         bool Done() => DateTime.UtcNow - start > TimeSpan.FromSeconds(10) ||
@@ -24,6 +26,7 @@ public class LockFileTests
 
         void Contend(int who, Func<SafeFileHandle> open)
         {
+            int other = 1 - who;
             while (!Done())
             {
                 SafeFileHandle handle;
@@ -33,6 +36,7 @@ public class LockFileTests
                 }
                 catch (IOException)
                 {
+                    Interlocked.Increment(ref attempts[who]);
                     continue; // held by the other side
                 }
                 using (handle)
@@ -45,7 +49,17 @@ public class LockFileTests
                     Thread.SpinWait(200);
                     Interlocked.Decrement(ref inside);
                 }
-                Thread.Sleep(0); // let the other side in
+                Interlocked.Increment(ref attempts[who]);
+                // Let the other side in: wait until it finished two attempts, the second begun after this release and
+                // so while this side held nothing. Left to timing, the faster library can take the lock every time
+                // (one run: 165,818 to 0). Both sides try while the other holds the lock, so they still contend.
+                Volatile.Write(ref yielding[who], 1);
+                int seen = Volatile.Read(ref attempts[other]);
+                while (!Done() && Volatile.Read(ref attempts[other]) < seen + 2 && Volatile.Read(ref yielding[other]) == 0)
+                {
+                    Thread.Yield();
+                }
+                Volatile.Write(ref yielding[who], 0);
             }
         }
 

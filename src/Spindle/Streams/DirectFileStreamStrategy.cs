@@ -58,8 +58,6 @@ internal sealed class DirectFileStreamStrategy : StackedFileStreamStrategy
             : _ownPool = new AlignedMemoryPool(memoryAlignment);
         _owner = pool.Rent(WindowSize(bufferSize, alignment));
         _capacity = (int)alignment.AlignDown(_owner.Memory.Length);
-        // Now, not on first use: a Dispose racing with a first asynchronous call must find the lock and wait.
-        CreateTurnsNow();
     }
 
     /// <summary>

@@ -17,7 +17,7 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
     // so that its sealed members (IsClosed, CanRead, CanWrite) are direct calls the JIT inlines on every call.
     private protected readonly OSFileStreamStrategy _os;
     // Whose turn it is: serialises asynchronous operations (and synchronous ones, see SyncCallsTakeTurns) with
-    // Dispose; created on first use (or eagerly, see CreateTurnsNow).
+    // Dispose; created on first use, by an operation or by Dispose, whichever comes first.
     private SemaphoreSlim? _turns;
 
     private protected StackedFileStreamStrategy(OSFileStreamStrategy os) => _os = os;
@@ -149,12 +149,6 @@ internal abstract class StackedFileStreamStrategy : FileStreamStrategy
         Volatile.Read(ref _turns) ??
         Interlocked.CompareExchange(ref _turns, new SemaphoreSlim(1, 1), null) ??
         _turns;
-
-    /// <summary>
-    /// Creates the lock now: a layer whose memory the kernel uses calls this in its constructor, so that a Dispose
-    /// racing with a first asynchronous operation on another thread still finds the lock and waits.
-    /// </summary>
-    private protected void CreateTurnsNow() => _ = Turns;
 
     /// <summary>Ends an operation's turn.</summary>
     private protected void EndTurn() => _turns!.Release();

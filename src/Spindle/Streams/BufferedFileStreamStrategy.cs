@@ -526,13 +526,13 @@ internal sealed class BufferedFileStreamStrategy : StackedFileStreamStrategy
 
         SemaphoreSlim semaphore = Turns;
         Task semaphoreLockTask = semaphore.WaitAsync(cancellationToken);
-        if (semaphoreLockTask.IsCompletedSuccessfully)
+        // As in ReadAsync: a Dispose that ended between the checks above and this turn is the slow path's to report,
+        // before the bytes could land in a buffer nobody writes.
+        if (semaphoreLockTask.IsCompletedSuccessfully && !_os.IsClosed)
         {
             bool releaseTheLock = true;
             try
             {
-                // Disposed between the checks above and this turn: the bytes must not land in a buffer nobody writes.
-                EnsureNotClosed();
                 if (_writePos == 0)
                 {
                     ClearReadBufferBeforeWrite();

@@ -31,6 +31,17 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         AtomicAppend = true, Engine = engine, BufferSize = bufferSize,
     });
 
+    // One of the three layers that own a buffer, by the name the theories give it; "buffered" is the ordinary buffer.
+    private static SpindleFileStream OpenLayer(string layer, string path, IoEngine engine) => layer switch
+    {
+        "direct" => OpenDirect(path, engine),
+        "append" => OpenAppend(path, engine),
+        _ => new SpindleFileStream(path, new SpindleFileOptions
+        {
+            Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Options = FileOptions.Asynchronous, Engine = engine, BufferSize = 4096,
+        }),
+    };
+
     /// <summary>The repro: the window is given back only after the read that fills it has ended.</summary>
     [Theory]
     [MemberData(nameof(Engines))]
@@ -258,15 +269,7 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         {
             string path = dir.File($"f{round}");
             int before = Volatile.Read(ref completed);
-            SpindleFileStream stream = layer switch
-            {
-                "direct" => OpenDirect(path, engine),
-                "append" => OpenAppend(path, engine),
-                _ => new SpindleFileStream(path, new SpindleFileOptions
-                {
-                    Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Options = FileOptions.Asynchronous, Engine = engine, BufferSize = 4096,
-                }),
-            };
+            SpindleFileStream stream = OpenLayer(layer, path, engine);
             var written = new bool[32];
             // 32 asynchronous calls at once: the layer serialises them, as FileStream's buffered strategy does.
             Task[] pending = [.. Enumerable.Range(0, 32).Select(i => Task.Run(async () =>
@@ -340,15 +343,7 @@ public class LayerLifetimeTests(ITestOutputHelper output)
         {
             string path = dir.File($"f{trial % 4}");
             File.Delete(path);
-            SpindleFileStream stream = layer switch
-            {
-                "direct" => OpenDirect(path, engine),
-                "append" => OpenAppend(path, engine),
-                _ => new SpindleFileStream(path, new SpindleFileOptions
-                {
-                    Mode = FileMode.OpenOrCreate, Access = FileAccess.ReadWrite, Options = FileOptions.Asynchronous, Engine = engine, BufferSize = 4096,
-                }),
-            };
+            SpindleFileStream stream = OpenLayer(layer, path, engine);
             int ready = 0;
             bool written = false;
             var writer = new Thread(() =>

@@ -6,20 +6,15 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// Completed operations whose continuations wait for a pool thread, and the one work item that runs them, as the
-/// runtime's socket engine hands epoll's events to the pool (<c>SocketAsyncEngine.Unix.cs</c>): a reaper posts, and
-/// queues the work item only when none is queued. What the continuations start is submitted together when the queue
-/// runs dry, or once a request has waited <see cref="EngineTunables.BatchWindowMicroseconds"/>. A helper (another pool
-/// thread) is queued only when continuations work (<see cref="EngineTunables.HelperAfterLongContinuations"/> of the
-/// latest <see cref="EngineTunables.HelperRecentContinuations"/> ran longer than <see cref="EngineTunables.HelperAfterMicroseconds"/>)
-/// or one blocks (the ring's thread finds the queue stuck): each helper costs a wake-up. Run dry, the work item polls
-/// the ring itself while its requests are in the kernel (<see cref="RingThread.TryPollForDrain"/>), so the thread that
-/// reaps is the thread that runs the continuations; it returns when the kernel has nothing for it, or after
-/// <see cref="EngineTunables.CompletionTimeSliceMilliseconds"/> when other work items wait for the pool.
+/// runtime's socket engine hands epoll's events to the pool: a reaper posts, and queues the work item only when none is
+/// queued. What the continuations start is submitted together when the queue runs dry or after a short window. A
+/// helper work item is queued only when continuations work or one blocks (each costs a wake-up). Run dry, the work item
+/// polls the ring itself while its requests are in flight, so the thread that reaps runs the continuations; it returns
+/// when the kernel has nothing for it, or after its time slice when other work items wait for the pool.
 /// </summary>
 internal sealed class CompletionQueue : IThreadPoolWorkItem
 {
-    // The queue whose work item runs on this thread now: what it reaps, it runs (a continuation that blocks meanwhile is
-    // found by the ring's thread, HelpIfStuck).
+    // The queue whose work item runs on this thread now: what it reaps, it runs.
     [ThreadStatic]
     private static CompletionQueue? t_collecting;
 
@@ -47,9 +42,8 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     internal bool HasDrains => Volatile.Read(ref _requested) != 0 || Volatile.Read(ref _running) != 0;
 
     /// <summary>
-    /// Queues a completion (any thread; never blocks, never runs user code). An operation's entry carries its
-    /// <paramref name="generation"/>: a waiter may take the operation first (<see cref="RingOperation.RunQueued"/>
-    /// then skips the stale entry). The work item that is taking completions on this thread runs it without a wake-up.
+    /// Queues a completion (any thread; never blocks or runs user code). The entry carries the operation's
+    /// <paramref name="generation"/>, so a stale one (a waiter took the operation first) is skipped.
     /// </summary>
     internal void Post(IThreadPoolWorkItem completion, uint generation = 0)
     {
@@ -82,11 +76,9 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
     void IThreadPoolWorkItem.Execute()
     {
         Interlocked.Increment(ref _running);
-        // Counted before the flag is cleared: a request made after that may set the flag again with its work item still
-        // waiting in the pool, and counting it as served here would leave a starved pool without its rescue.
+        // Counted before the flag is cleared: a request made after may still wait in the pool, and needs its rescue.
         long requestsSeen = Rescue.Requests;
-        // Visible before the first look at the queue: a poster that saw a work item requested and queued none
-        // relies on this run seeing its completion.
+        // Visible before the first look at the queue: a poster that saw the flag set relies on this run seeing its entry.
         Interlocked.Exchange(ref _requested, 0);
         Rescue.Started(requestsSeen);
         int start = Environment.TickCount;
@@ -110,8 +102,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
                 long started = System.Diagnostics.Stopwatch.GetTimestamp();
                 Run(entry);
                 ranLong = (ranLong << 1) | (System.Diagnostics.Stopwatch.GetTimestamp() - started >= s_helperAfterTicks ? 1u : 0u);
-                // Behind continuations that work, waiting for the queue to run dry would leave the device idle; and the
-                // run never holds back more requests than the device has in flight, or it runs short meanwhile.
+                // Held requests go in when the window closed, or when more wait than the device has in flight.
                 if (RingThread.HeldBackLong || (RingThread.HoldsBack && !_ready.IsEmpty && _ring.QueuedRegular > _ring.RegularInFlight))
                 {
                     RingThread.ReleaseHeld();
@@ -138,14 +129,11 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         }
     }
 
-    // Run dry: submit what the continuations started, take what the kernel has ready, and while requests are in the
-    // kernel wait for the next completion on this thread, for the rest of the time slice. False when nothing came (the
-    // work item then returns).
+    // Run dry: while requests are in flight, wait for the next completion on this thread for the rest of the slice
+    // (submitting what the continuations started in the same enter). False when nothing came.
     private bool TakeMore(ref int start, out (IThreadPoolWorkItem Item, uint Generation) entry)
     {
         RingThread.ReleaseHeld();
-        // What the continuations started goes in with the wait for the next completion (TryPollForDrain), in one
-        // io_uring_enter; only when this thread will not poll does it go in on its own.
         while (!_ready.TryDequeue(out entry))
         {
             int left = SliceLeft(ref start);
@@ -158,8 +146,8 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         return true;
     }
 
-    // Milliseconds left in this work item's time slice, or 0 when it gives its thread back. A slice that ends while no
-    // other work item waits starts again: a successor would wake an idle pool thread, which spins before it sleeps.
+    // Milliseconds left in this work item's slice, or 0 when it gives its thread back. With no other work item waiting
+    // the slice starts again: a successor would wake an idle pool thread.
     private static int SliceLeft(ref int start)
     {
         int left = EngineTunables.CompletionTimeSliceMilliseconds - (Environment.TickCount - start);
@@ -175,11 +163,7 @@ internal sealed class CompletionQueue : IThreadPoolWorkItem
         return EngineTunables.CompletionTimeSliceMilliseconds;
     }
 
-    /// <summary>
-    /// The ring's thread, every <see cref="EngineTunables.ReaperCheckMilliseconds"/> while it is parked: when entries
-    /// wait and none was taken since the last look, the work item that should take them is stuck in a continuation
-    /// (one that blocks); a helper takes the rest.
-    /// </summary>
+    /// <summary>The parked ring's thread, at each look: entries wait and none was taken since the last look (a continuation blocks), so a helper takes them.</summary>
     internal void HelpIfStuck()
     {
         long taken = Interlocked.Read(ref _taken);

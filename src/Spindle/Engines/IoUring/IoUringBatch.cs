@@ -3,13 +3,10 @@ using Spindle.Diagnostics;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// One batch of reads on the io_uring engine and the single <see cref="ValueTask"/> its caller awaits. Each read
-/// writes its own result when it completes (the ring thread for the reads on the ring, the caller for those done at
-/// once, a pool thread for those routed to the pool) and counts down; the caller holds one count of its own while it
-/// starts the reads, so the batch cannot complete half-started. Whoever counts down last completes the batch: the
-/// caller directly (everything was done at once), the thread waiting for it in <c>GetResult</c> (which polls the ring
-/// itself, as for one read), or else the ring's completion queue, so the caller's continuation runs once, on the
-/// thread pool, never on the ring thread. Pooled: no allocation per batch.
+/// One batch of reads on the io_uring engine and the one <see cref="ValueTask"/> its caller awaits. Each read writes its
+/// result and counts down; the caller holds a count while it starts them, so the batch cannot complete half-started.
+/// The last count completes it: directly, for a thread waiting in <c>GetResult</c>, or through the completion queue, so
+/// the continuation runs once, on the pool. Pooled: no allocation per batch.
 /// </summary>
 internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem, IRingWaitable
 {
@@ -81,10 +78,8 @@ internal sealed class IoUringBatch : PooledTaskSource<bool>, IThreadPoolWorkItem
     ref CompletionHandOff IRingWaitable.HandOff => ref _handOff;
 
     /// <summary>
-    /// <c>GetResult</c> before completion (sync-over-async): the caller polls the ring itself until the last read is done,
-    /// unless another thread polls, which hands it the batch; no pool thread is needed for it to finish. Inside a run of
-    /// continuations, the run may hold the batch's reads back for its next wait (<see cref="RingThread.SubmitQueued"/>),
-    /// which this thread now will not reach, so they go to the kernel first.
+    /// <c>GetResult</c> before completion: the caller polls the ring itself unless another thread does. Reads a run of
+    /// continuations held back for its next wait, which this thread now will not reach, go to the kernel first.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {

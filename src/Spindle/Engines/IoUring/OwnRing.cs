@@ -7,13 +7,10 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// A small ring that one synchronous batch of reads has to itself (router row 17): the calling thread writes an SQE per
-/// read, hands them all to the kernel and waits for all of their completions in one <c>io_uring_enter</c>, as fio does.
-/// Rings are rented from a process-wide pool for one batch, so their descriptors and locked memory follow how many
-/// threads read batches at once, not how many ever did, and none waits for a garbage collection: at most one idle ring
-/// per processor is kept, and one returned beyond that is closed at once. A batch returns only after the kernel has
-/// completed every read it was handed, so no buffer or descriptor is let go while in use, and a ring passes to another
-/// thread empty (it is made without SINGLE_ISSUER, which would tie it to the thread that made it).
+/// A small ring one synchronous batch of reads has to itself (router row 17): the caller writes an SQE per read and
+/// waits for all of them in one <c>io_uring_enter</c>, as fio does. Rings are rented per batch from a process-wide pool
+/// (at most one idle ring per processor; one beyond is closed at once). A batch returns only after the kernel completed
+/// every read it was handed, so no buffer or descriptor is let go in use, and a ring passes to another thread empty.
 /// </summary>
 internal sealed unsafe class OwnRing
 {
@@ -36,9 +33,8 @@ internal sealed unsafe class OwnRing
     internal static bool MayRent => !s_refused;
 
     /// <summary>
-    /// Reads the requests at <paramref name="members"/>, each after its <paramref name="prefixes"/> bytes from the page
-    /// cache, through a rented ring, or one by one on this thread where no ring can be made now. A read the ring failed
-    /// is read again here, so that every error is the exception a lone synchronous read throws.
+    /// Reads the requests at <paramref name="members"/> (each after its cached prefix) through a rented ring, or one by
+    /// one where none can be made; a read the ring failed is read again here, to throw what a lone read throws.
     /// </summary>
     internal static void Read(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results, ReadOnlySpan<int> members, ReadOnlySpan<int> prefixes)
     {
@@ -86,8 +82,7 @@ internal sealed unsafe class OwnRing
         Ring? ring = Ring.TryCreate(Entries, out int errno, completionEntries: 2 * Entries);
         if (ring is null)
         {
-            // Out of descriptors or memory for now: this batch reads one by one, the next asks again. Anything else is
-            // the kernel refusing io_uring, for good.
+            // Out of descriptors or memory: this batch reads one by one. Anything else is a refusal for good.
             s_refused = errno is not (Errno.EMFILE or Errno.ENFILE or Errno.ENOMEM or Errno.EAGAIN);
             return null;
         }
@@ -149,8 +144,7 @@ internal sealed unsafe class OwnRing
             {
                 SubmitAndWait(placed);
             }
-            // Every slot this round touched, placed or not: a placement that threw half-way (a buffer that would not
-            // pin) still lets go of what it took.
+            // Every slot, placed or not: a placement that threw half-way still lets go of what it took.
             for (int slot = 0; slot < members.Length; slot++)
             {
                 _pins[slot].Dispose();
@@ -174,9 +168,8 @@ internal sealed unsafe class OwnRing
         }
     }
 
-    // Hands the placed SQEs to the kernel and returns once every one it took has completed. A submission the kernel
-    // refuses for good leaves the rest unsubmitted: the ring is then retired (closing it discards them) and they are
-    // read on this thread.
+    // Returns once every SQE the kernel took has completed. One it refuses for good retires the ring (discarding the
+    // rest, read on this thread).
     private void SubmitAndWait(int placed)
     {
         Ring ring = _ring!;
@@ -197,8 +190,7 @@ internal sealed unsafe class OwnRing
             int entered = refused ? ring.Wait((uint)(inKernel - reaped)) : ring.Enter((uint)(placed - reaped), wait: true);
             if (entered < 0 && !refused && entered != -Errno.EINTR)
             {
-                // EAGAIN, EBUSY: the kernel is short of something; wait for what it holds, then try again. Anything else,
-                // or nothing held to wait for: give up on the ring.
+                // EAGAIN, EBUSY: wait for what the kernel holds, then again. Anything else, or nothing held: give up on the ring.
                 refused = entered is not (-Errno.EAGAIN or -Errno.EBUSY) || inKernel == reaped;
             }
         }

@@ -4,18 +4,12 @@ using static Spindle.Interop.IoUringConstants;
 
 namespace Spindle.Engines.IoUring;
 
-/// <summary>
-/// One io_uring instance: the descriptor and the three shared memory areas (SQ ring, CQ ring, SQE
-/// array), with the memory-ordering rules of the kernel's ABI written beside each access. Only the
-/// ring thread touches it after setup.
-/// </summary>
+/// <summary>One io_uring instance: the descriptor and its shared memory (SQ ring, CQ ring, SQEs), with the ABI's memory ordering beside each access.</summary>
 internal sealed unsafe class Ring
 {
-    // Setup flags to try, best first; an older kernel rejects the newer ones with EINVAL. A large CQ ring (CQSIZE)
-    // gives operations on pipes and sockets, which may wait for ever, room of their own without a large SQ ring.
-    // Every ring here is entered by more than one thread, so: no SINGLE_ISSUER (the kernel would refuse the second
-    // thread), no DEFER_TASKRUN (needs it), and no COOP_TASKRUN, which does not wake a submitter that sleeps in user
-    // code to post its completions (a thread blocked in a continuation would hold back the CQEs of what it submitted).
+    // Setup flags to try, best first (an older kernel rejects newer ones with EINVAL). CQSIZE gives pipes and sockets
+    // room of their own. Rings here are entered by several threads: no SINGLE_ISSUER or DEFER_TASKRUN, and no
+    // COOP_TASKRUN, under which a thread blocked in a continuation would hold back the CQEs of what it submitted.
     private static readonly uint[] s_flagSets =
     [
         IORING_SETUP_CQSIZE | IORING_SETUP_SUBMIT_ALL,
@@ -89,10 +83,7 @@ internal sealed unsafe class Ring
     /// <summary>The SQEs written but not yet handed to the kernel by <see cref="Enter"/>.</summary>
     internal uint Unsubmitted => _sqLocalTail - Volatile.Read(ref *_sqHead);
 
-    /// <summary>
-    /// Creates a ring, negotiating the setup flags, with a CQ ring of <paramref name="completionEntries"/> (at least
-    /// <paramref name="entries"/>). Returns null and the errno when the kernel refuses io_uring.
-    /// </summary>
+    /// <summary>Creates a ring, negotiating the setup flags; null and the errno when the kernel refuses io_uring.</summary>
     internal static Ring? TryCreate(uint entries, out int errno, uint completionEntries = CompletionEntries)
     {
         errno = Errno.ENOSYS;
@@ -145,55 +136,48 @@ internal sealed unsafe class Ring
         errno = 0;
         nuint sqRingSize = p.SqOff.Array + p.SqEntries * sizeof(uint);
         nuint cqRingSize = p.CqOff.Cqes + p.CqEntries * (nuint)sizeof(IoUringCqe);
+        nuint sqesSize = p.SqEntries * (nuint)sizeof(IoUringSqe);
         bool single = (p.Features & IORING_FEAT_SINGLE_MMAP) != 0;
         if (single)
         {
             sqRingSize = cqRingSize = Math.Max(sqRingSize, cqRingSize);
         }
-
-        byte* sqRing = MapRegion(fd, sqRingSize, IORING_OFF_SQ_RING);
-        if (sqRing == null)
+        byte* sqRing = MapRegion(fd, sqRingSize, IORING_OFF_SQ_RING, ref errno);
+        byte* cqRing = single ? sqRing : MapRegion(fd, cqRingSize, IORING_OFF_CQ_RING, ref errno);
+        byte* sqes = MapRegion(fd, sqesSize, IORING_OFF_SQES, ref errno);
+        if (errno == 0)
         {
-            errno = Errno.Last;
-            return null;
+            return new Ring(fd, p, sqRing, sqRingSize, cqRing, single ? 0 : cqRingSize, (IoUringSqe*)sqes, sqesSize);
         }
-        byte* cqRing = sqRing;
-        if (!single)
-        {
-            cqRing = MapRegion(fd, cqRingSize, IORING_OFF_CQ_RING);
-            if (cqRing == null)
-            {
-                errno = Errno.Last;
-                Libc.MUnmap(sqRing, sqRingSize);
-                return null;
-            }
-        }
-        nuint sqesSize = p.SqEntries * (nuint)sizeof(IoUringSqe);
-        byte* sqes = MapRegion(fd, sqesSize, IORING_OFF_SQES);
-        if (sqes == null)
-        {
-            errno = Errno.Last;
-            Libc.MUnmap(sqRing, sqRingSize);
-            if (!single)
-            {
-                Libc.MUnmap(cqRing, cqRingSize);
-            }
-            return null;
-        }
-        return new Ring(fd, p, sqRing, sqRingSize, cqRing, single ? 0 : cqRingSize, (IoUringSqe*)sqes, sqesSize);
+        Unmap(sqRing, sqRingSize);
+        Unmap(single ? null : cqRing, cqRingSize);
+        Unmap(sqes, sqesSize);
+        return null;
     }
 
-    private static byte* MapRegion(int fd, nuint size, long offset)
+    private static void Unmap(byte* region, nuint size)
+    {
+        if (region != null)
+        {
+            Libc.MUnmap(region, size);
+        }
+    }
+
+    // Null when the mapping failed; errno keeps the first failure's.
+    private static byte* MapRegion(int fd, nuint size, long offset, ref int errno)
     {
         void* address = Libc.MMap(null, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, offset);
-        return address == (void*)-1 ? null : (byte*)address;
+        if (address != (void*)-1)
+        {
+            return (byte*)address;
+        }
+        errno = errno == 0 ? Errno.Last : errno;
+        return null;
     }
 
     /// <summary>
-    /// Raises the most io-wq workers the calling thread's ring may run at once for requests that can block (opens,
-    /// syncs, buffered writes, reads of files without non-blocking reads) to at least <paramref name="bound"/>; the
-    /// limit in force after the call (the kernel's own, min(SQ entries, 4 × CPUs), where it refuses: before 5.15).
-    /// The limits belong to the thread that submits, so the ring's thread calls this.
+    /// Raises the calling thread's limit of bound io-wq workers (opens, syncs) to at least <paramref name="bound"/>;
+    /// returns the limit in force (0 before 5.15). The limits belong to the submitting thread: the ring's thread calls this.
     /// </summary>
     internal uint RaiseBoundWorkers(uint bound)
     {
@@ -232,10 +216,7 @@ internal sealed unsafe class Ring
         return sqe;
     }
 
-    /// <summary>
-    /// Publishes the SQEs written so far and calls io_uring_enter. Returns the kernel's result
-    /// (SQEs consumed) or -errno.
-    /// </summary>
+    /// <summary>Publishes the SQEs written so far and calls io_uring_enter: SQEs consumed, or -errno.</summary>
     internal int Enter(uint minComplete, bool wait)
     {
         uint toSubmit = Publish();
@@ -255,10 +236,7 @@ internal sealed unsafe class Ring
         return result < 0 ? -Errno.Last : result;
     }
 
-    /// <summary>
-    /// Waits for <paramref name="minComplete"/> completions without handing the kernel any SQE written since the last
-    /// <see cref="Enter"/>. Returns 0 or -errno.
-    /// </summary>
+    /// <summary>Waits for <paramref name="minComplete"/> completions, submitting nothing: 0 or -errno.</summary>
     internal int Wait(uint minComplete)
     {
         int result = IoUringSyscalls.Enter(_fd, 0, minComplete, IORING_ENTER_GETEVENTS);
@@ -277,10 +255,8 @@ internal sealed unsafe class Ring
     }
 
     /// <summary>
-    /// Submits <paramref name="toSubmit"/> published SQEs (<see cref="Publish"/>; the kernel takes no more than are
-    /// there, so another thread may have submitted them meanwhile) and waits for <paramref name="minComplete"/>
-    /// completions, at most <paramref name="timeoutNanoseconds"/> when that is not negative (<see cref="CanWaitWithTimeout"/>).
-    /// Returns 0 or -errno (ETIME when the time ran out).
+    /// Submits <paramref name="toSubmit"/> published SQEs (fewer if another thread submitted them meanwhile) and waits for
+    /// <paramref name="minComplete"/> completions, at most <paramref name="timeoutNanoseconds"/> unless negative: 0 or -errno (ETIME).
     /// </summary>
     internal int SubmitAndWait(uint toSubmit, uint minComplete, long timeoutNanoseconds)
     {

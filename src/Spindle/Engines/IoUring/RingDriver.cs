@@ -6,27 +6,21 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The ring's driver, apart from the thread that runs it (<see cref="RingThread"/>): turns queued
-/// operations into SQEs, submits, reaps CQEs into their operations, and cancels (<c>ASYNC_CANCEL</c>).
-/// At most as many SQEs are in flight as the CQ ring has entries, so it cannot overflow; further
-/// operations wait in their lane. Operations that may wait for ever (pipes, sockets, character devices)
-/// have a lane and a budget of their own (<see cref="PendingLane"/>; half the CQ ring), so the others never
-/// wait behind them; a reserve belongs to neither, so a cancellation always finds room. A queued
-/// operation whose token is cancelled completes at once. Whoever holds the ring's gate (<see cref="RingThread"/>)
-/// calls the rest; <see cref="Queue"/>, <see cref="EnqueueCancel"/>, <see cref="Wait"/> and the counts are for any thread.
+/// The ring's driver: turns queued operations into SQEs, submits, reaps CQEs into their operations, and cancels. At
+/// most as many SQEs are in flight as the CQ ring has entries, so it cannot overflow. Operations that may wait for ever
+/// (pipes, sockets, character devices) have a lane and budget of their own (<see cref="PendingLane"/>), so the others
+/// never wait behind them; a reserve belongs to neither, so a cancellation always finds room. The gate's holder
+/// (<see cref="RingThread"/>) calls it; <see cref="Queue"/>, <see cref="EnqueueCancel"/>, <see cref="Wait"/> and the counts are for any thread.
 /// </summary>
 internal sealed unsafe class RingDriver
 {
     private const ulong CancelTag = ulong.MaxValue - 1; // user data of ASYNC_CANCEL requests (their CQEs carry nothing we need)
 
-    // Requests the kernel serves in io-wq workers go in from the ring's thread only: its io-wq is the one whose limit it
-    // raised (RingThread), and its workers are named after it.
-
     private readonly IoUringEngine _engine;
     private readonly Ring _ring;
     private readonly PendingLane _regular = new();   // regular files and block devices: always finish
     private readonly PendingLane _blocking = new();  // pipes, sockets, character devices: may wait for ever
-    private readonly PendingLane _workers = new();   // opens, closes, syncs: wait in io-wq workers; placed by the ring's thread only
+    private readonly PendingLane _workers = new();   // opens, closes, syncs: placed by the ring's thread only, whose io-wq limit was raised
     private readonly ConcurrentQueue<(RingOperation Operation, uint Generation)> _cancels = new(); // cancellation requests
     // Need another SQE; entries carry the generation as in PendingLane.
     private readonly Queue<(RingOperation Operation, uint Generation)> _retries = new();
@@ -117,11 +111,7 @@ internal sealed unsafe class RingDriver
     /// <summary>Publishes the SQEs placed so far without entering the kernel (under the gate); returns how many wait to be submitted.</summary>
     internal uint Publish() => _ring.Publish();
 
-    /// <summary>
-    /// Submits <paramref name="toSubmit"/> published SQEs and blocks until a completion arrives, at most
-    /// <paramref name="timeoutNanoseconds"/> when that is not negative: one <c>io_uring_enter</c> for both, as fio's
-    /// (outside the gate: the kernel consumes only SQEs that are there). False when the time ran out.
-    /// </summary>
+    /// <summary>Submits <paramref name="toSubmit"/> published SQEs and waits for a completion in one <c>io_uring_enter</c> (outside the gate); false when the time ran out.</summary>
     internal bool SubmitAndWait(uint toSubmit, long timeoutNanoseconds)
     {
         SpindleMetrics.Submission();
@@ -141,10 +131,7 @@ internal sealed unsafe class RingDriver
     /// <summary>Regular-file and block-device operations queued and not yet placed (any thread).</summary>
     internal int Queued => _regular.Queued;
 
-    /// <summary>
-    /// Hands every CQE to its operation; returns how many operations completed, and in <paramref name="own"/> whether
-    /// the CQE of the read placed by <see cref="TryPlaceRead"/> with <paramref name="ownTag"/> was among them.
-    /// </summary>
+    /// <summary>Hands every CQE to its operation; returns how many completed, and whether the CQE tagged <paramref name="ownTag"/> was among them.</summary>
     internal int Reap(ulong ownTag, out bool own)
     {
         own = false;
@@ -184,10 +171,7 @@ internal sealed unsafe class RingDriver
         return completed;
     }
 
-    /// <summary>
-    /// Places a read of <paramref name="length"/> bytes from <paramref name="fd"/> that is the caller's own
-    /// (the thread's wake-up), in the reserve; false when there is no room now.
-    /// </summary>
+    /// <summary>Places the caller's own read (the thread's wake-up) in the reserve; false when there is no room now.</summary>
     internal bool TryPlaceRead(int fd, void* buffer, uint length, ulong tag)
     {
         if (!HasRoomForCancel)
@@ -221,8 +205,7 @@ internal sealed unsafe class RingDriver
             }
             if (target.State == RingOperation.OperationState.Queued)
             {
-                // Not in the kernel: no buffer to wait for. Its stale queue entry is skipped later. When the claim
-                // fails its waiter runs it, and sees the cancellation there.
+                // Not in the kernel: no buffer to wait for (its stale entry is skipped later; a waiter that took it sees the cancellation).
                 CancelQueued(target, cancel.Generation);
                 continue;
             }
@@ -342,8 +325,7 @@ internal sealed unsafe class RingDriver
         _retries.Enqueue((operation, operation.Generation));
     }
 
-    // Fills the operation's SQEs; false only when the SQ ring has no room for them. An operation its waiter took to run
-    // itself (a failed claim) is done with here, as if placed.
+    // Fills the operation's SQEs; false only when the SQ ring has no room. One its waiter took is done with here.
     private bool TryPlace(RingOperation operation, uint generation)
     {
         int sqes = operation.SqeCount; // 2 for a write linked to its sync

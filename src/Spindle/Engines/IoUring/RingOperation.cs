@@ -7,12 +7,10 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// What every request on the ring shares: its slot (<see cref="Id"/>) and <see cref="Generation"/>, which travel
-/// through the kernel as the SQE's user data instead of a GC handle; cancellation; and who completes its task (a
-/// thread waiting in <c>GetResult</c>, the completion queue's pool thread, or the reaper in the inline mode). The
-/// caller prepares it (handle referenced, buffers pinned); from then on only the thread that drives the ring touches
-/// it, and it completes only after the kernel's last completion for it, so buffers and descriptor outlive every use
-/// the kernel makes of them. Each request kind is a subclass that fills its SQE and reads its CQE.
+/// What every ring request shares: its slot (<see cref="Id"/>) and <see cref="Generation"/>, the SQE's user data;
+/// cancellation; and who completes its task. The caller prepares it (handle referenced, buffers pinned); then only the
+/// thread driving the ring touches it, and it completes only after the kernel's last CQE for it, so its buffers and
+/// descriptor outlive the kernel's use. Each kind is a subclass that fills its SQE and reads its CQE.
 /// </summary>
 internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWorkItem, IRingWaitable
 {
@@ -56,10 +54,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     // that a thread holding a stale queue entry cannot take the object's next use.
     private long _stamp;
 
-    /// <summary>
-    /// Where the operation is. From <see cref="OperationState.Queued"/> exactly one thread takes it, without a lock: the
-    /// one that drives the ring (to place or cancel it) or the one waiting for it in <c>GetResult</c> (to run it itself).
-    /// </summary>
+    /// <summary>Where the operation is. From <see cref="OperationState.Queued"/> exactly one thread takes it: the ring's driver, or its waiter in <c>GetResult</c>.</summary>
     internal OperationState State => (OperationState)(byte)Volatile.Read(ref _stamp);
 
     /// <summary>Takes the operation for <paramref name="owner"/>'s use while it is queued as <paramref name="generation"/>; false when another thread took it first, or that use is over.</summary>
@@ -93,10 +88,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>Whether the operation should stop for its token (<see cref="GoesOnAfterCancel"/> says when it may not).</summary>
     internal bool CancelRequested => _cancelRequested && !GoesOnAfterCancel;
 
-    /// <summary>
-    /// Whether the operation must go on to its end although its token was cancelled: a write that has handed bytes to
-    /// the kernel (reporting a cancellation would hide bytes a reader already has), an open closing what it opened late.
-    /// </summary>
+    /// <summary>Whether the operation goes on to its end although cancelled: a write the kernel has begun, an open closing what it opened late.</summary>
     private protected virtual bool GoesOnAfterCancel => false;
 
     /// <summary>Whether a thread waiting in <c>GetResult</c> may run the request's system call itself before it reached the kernel (one SQE, its own task).</summary>
@@ -174,10 +166,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         }
     }
 
-    /// <summary>
-    /// Counts a file request in flight (until <see cref="Finish"/>) and hooks up cancellation (a token already cancelled
-    /// runs <see cref="RequestCancel"/> here); then the operation belongs to the ring.
-    /// </summary>
+    /// <summary>Counts a file request in flight (until <see cref="Finish"/>) and hooks up cancellation; then the operation belongs to the ring.</summary>
     internal void Arm(CancellationToken cancellationToken)
     {
         if (!MayBlock)
@@ -232,9 +221,8 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         }
         if (errno == Errno.EFAULT && !ReissueFromRingThread)
         {
-            // io_uring issues some requests again on the thread that submitted them and fails them with EFAULT when it
-            // has exited. Nothing was transferred and the buffers are pinned: it goes in again from the ring's thread,
-            // which never exits. An EFAULT from there is the buffer's own.
+            // io_uring reissues some requests on the submitting thread and fails them with EFAULT once it has exited:
+            // again from the ring's thread, which never exits (an EFAULT from there is the buffer's own).
             ReissueFromRingThread = true;
             return ContinueUnlessCancelled();
         }
@@ -328,10 +316,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
 
     void IThreadPoolWorkItem.Execute() => RunQueued(Generation);
 
-    /// <summary>
-    /// Reaper, under the gate: completes the task for a thread waiting in <c>GetResult</c> (no user code runs then) and
-    /// wakes it; otherwise marks the operation queued for <see cref="RunQueued"/> and returns false.
-    /// </summary>
+    /// <summary>Reaper, under the gate: completes the task for a thread waiting in <c>GetResult</c> (no user code runs then); else marks it queued and returns false.</summary>
     internal bool TryHandToWaiter()
     {
         if (!_handOff.TryHandToWaiter(out bool polls))
@@ -346,10 +331,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         return true;
     }
 
-    /// <summary>
-    /// Runs a queued completion (a pool thread, or the reaper inline): records the metrics (whose listeners may run any
-    /// code), then completes the task here. Does nothing for a stale entry (a waiter took the operation first).
-    /// </summary>
+    /// <summary>Runs a queued completion (a pool thread, or the reaper inline): metrics, then the task; nothing for a stale entry.</summary>
     internal void RunQueued(uint generation)
     {
         if (Generation != generation || !_handOff.TryTakeQueued())
@@ -370,9 +352,8 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     }
 
     /// <summary>
-    /// <c>GetResult</c> before completion (sync-over-async): a request not yet in the kernel is run here as a blocking
-    /// system call (as System.IO's waiter runs a work item the pool has not started); else the caller polls the ring
-    /// itself unless another thread does, which hands it the result. No pool thread is needed for it to finish.
+    /// <c>GetResult</c> before completion: a request not yet in the kernel runs here as a system call (as System.IO's
+    /// waiter runs a work item the pool has not started); else the caller polls the ring unless another thread does.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {
@@ -400,8 +381,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         }
     }
 
-    // The waiter runs the request (taken off the ring, RunHere): each step's system call answers as its CQE would,
-    // through the same OnCompletion, until the request completes, which hands the result to this thread.
+    // The waiter runs the request: each step's system call answers through OnCompletion as its CQE would.
     private void RunHere()
     {
         _ranHere = true;

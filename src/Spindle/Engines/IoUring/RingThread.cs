@@ -6,14 +6,10 @@ namespace Spindle.Engines.IoUring;
 
 /// <summary>
 /// Who drives the ring (<see cref="RingDriver"/>) and when. Any thread may drive it while it holds the gate, which is
-/// never held in a blocking system call or in user code: a caller submits its own request (<see cref="Submit"/>), a
-/// pool thread that ran continuations submits what they started (<see cref="Flush"/>). One thread at a time polls:
-/// waits in <c>io_uring_enter</c> for the next completion and reaps it (<see cref="Poll"/>). That is the pool thread
-/// running this ring's continuations (<see cref="CompletionQueue"/>), so that the thread that reaps runs them, as in
-/// tokio's workers; or a thread waiting in <c>GetResult</c>; otherwise the ring's own thread, the backstop, which
-/// parks while a pool thread polls and looks now and then for completions nobody took (a continuation that blocks).
-/// Completed operations go to their waiter, to <see cref="Completions"/>, or, inline, run on the reaping thread
-/// once it has let go of the gate.
+/// never held in a blocking call or user code. One thread at a time polls (waits in <c>io_uring_enter</c> and reaps):
+/// the pool thread running this ring's continuations, so that the thread that reaps runs them (as tokio's workers do);
+/// or a thread waiting in <c>GetResult</c>; otherwise the ring's own thread, the backstop, which parks while another
+/// polls and looks now and then for completions nobody took (a continuation that blocks).
 /// </summary>
 internal sealed unsafe class RingThread
 {
@@ -112,10 +108,8 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// Starts a prepared operation (any thread). The caller submits it at once, with whatever else waits, unless a
-    /// submission is due soon anyway: from the run of continuations on this thread (<see cref="CompletionQueue"/>), or,
-    /// while fewer than <see cref="EngineTunables.SubmitBatch"/> wait and a file request is in the kernel, from the
-    /// thread that reaps its completion or from the caller when it awaits (<see cref="Awaited"/>).
+    /// Starts a prepared operation (any thread): submitted at once with whatever else waits, unless a submission is due
+    /// soon anyway (the run of continuations on this thread, or the reaper of a file request in flight).
     /// </summary>
     internal void Submit(RingOperation operation)
     {
@@ -147,9 +141,8 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// Submits what a batch queued (<see cref="Queue"/>): with the run of continuations on this thread when there is
-    /// one (in the <c>io_uring_enter</c> that waits for the next completion, as fio does), else at once. Requests that
-    /// may block for ever are never held: <paramref name="regularOnly"/> says the batch queued none.
+    /// Submits what a batch queued (<see cref="Queue"/>): with the run of continuations on this thread when there is one,
+    /// else at once. <paramref name="regularOnly"/>: the batch queued nothing that may block for ever (never held).
     /// </summary>
     internal void SubmitQueued(bool regularOnly)
     {
@@ -179,10 +172,7 @@ internal sealed unsafe class RingThread
         return true;
     }
 
-    /// <summary>
-    /// Whether the run of continuations on this thread has held back a request for <see cref="EngineTunables.BatchWindowMicroseconds"/>:
-    /// longer, and continuations that work would leave the device idle.
-    /// </summary>
+    /// <summary>Whether the run of continuations on this thread has held back a request for <see cref="EngineTunables.BatchWindowMicroseconds"/>.</summary>
     internal static bool HeldBackLong => t_heldSince != 0 && System.Diagnostics.Stopwatch.GetTimestamp() - t_heldSince >= s_batchWindowTicks;
 
     /// <summary>Whether the run of continuations on this thread holds back a request now.</summary>
@@ -202,10 +192,9 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// Drives the ring once without blocking: places and submits what is queued, takes the completions the kernel has
-    /// ready, then runs inline completions unless <paramref name="runInline"/> is false (a thread inside a call that
-    /// starts an operation must not: a callback that waits for the operation being started would wait for ever).
-    /// When another thread drives the ring now, that one does it before it lets go. Returns the completions taken here.
+    /// Drives the ring once without blocking (or leaves it to the thread driving it now, which drives again before it
+    /// lets go); returns the completions taken here. Not <paramref name="runInline"/> inside a call that starts an
+    /// operation: an inline callback that waits for that operation would wait for ever.
     /// </summary>
     internal int Flush(bool runInline = true)
     {
@@ -346,10 +335,8 @@ internal sealed unsafe class RingThread
     private bool HasRegularWork => _driver.RegularInFlight > 0 || _driver.Queued > 0;
 
     /// <summary>
-    /// The pool thread that runs the continuations, run dry, waits in the kernel for the next completion (at most
-    /// <paramref name="milliseconds"/>) and reaps it itself instead of the ring's thread, which would wake and hand it
-    /// back to a pool thread. Only while regular-file requests are in the kernel (each completes soon) and no other
-    /// thread polls. True when it took completions.
+    /// The run of continuations, run dry, waits in the kernel for the next completion (at most <paramref name="milliseconds"/>)
+    /// and reaps it itself, while regular-file requests (each completes soon) are in flight. True when it took completions.
     /// </summary>
     internal bool TryPollForDrain(int milliseconds)
     {
@@ -379,9 +366,8 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// An awaiter registered a continuation for a request not yet completed: the pool thread that will run it should
-    /// reap it too. A run of continuations is queued now, during the I/O, when none polls: one wake-up while the
-    /// device works instead of two in a row after it.
+    /// A continuation was registered for a request in flight: a run of continuations is queued now, during the I/O, to
+    /// reap it (one wake-up while the device works instead of two in a row after it).
     /// </summary>
     internal void Awaited()
     {
@@ -390,8 +376,7 @@ internal sealed unsafe class RingThread
             return;
         }
         Completions.RequestDrain();
-        // The awaiting thread starts nothing more for now: requests left for the reaper (Submit) go in while at least as
-        // many wait as are in the kernel, so none waits a device's latency for an unrelated completion.
+        // The awaiting thread starts nothing more for now: what it left for the reaper goes in unless fewer wait than are in flight.
         int queued = _driver.Queued;
         if (queued > 0 && queued >= _driver.RegularInFlight)
         {
@@ -399,8 +384,8 @@ internal sealed unsafe class RingThread
         }
     }
 
-    // The ring's thread polls: this run waits in the kernel beside it. The kernel wakes both; whichever takes the gate
-    // first reaps, and the ring's thread, seeing this run, parks and leaves the role to it. True when this thread took completions.
+    // The ring's thread polls: this run waits in the kernel beside it; whichever takes the gate first reaps, and the
+    // ring's thread then parks and leaves the role to the run.
     private bool WaitBesideRingThread(int milliseconds)
     {
         if (!_driver.HasCompletion)
@@ -410,10 +395,7 @@ internal sealed unsafe class RingThread
         return Flush() > 0;
     }
 
-    /// <summary>
-    /// A thread waits in <c>GetResult</c> for <paramref name="waited"/>: it polls the ring itself when
-    /// <paramref name="mayPoll"/> and no other thread polls; else it sleeps until the reaper hands it the result.
-    /// </summary>
+    /// <summary>A thread waits in <c>GetResult</c>: it polls the ring itself when <paramref name="mayPoll"/> and nobody else polls; else it sleeps until handed the result.</summary>
     internal void WaitFor(IRingWaitable waited, short token, bool mayPoll)
     {
         EngineProbe.Current?.Waiting(this, 1);
@@ -448,9 +430,8 @@ internal sealed unsafe class RingThread
         return true;
     }
 
-    // A waiter that leaves an idle ring leaves the ring's thread parked: the next waiter polls for itself, and waking the
-    // ring's thread for nothing costs two context switches per read. A request that needs a poller of its own (inline,
-    // or one that may wait for ever) wakes it when it starts (NeedsPoller).
+    // A waiter that leaves an idle ring leaves the ring's thread parked (waking it for nothing costs two switches per
+    // read); a request that needs a poller wakes it when it starts (NeedsPoller).
     private void ReleasePollerAfterWait()
     {
         Volatile.Write(ref _poller, 0);
@@ -462,8 +443,7 @@ internal sealed unsafe class RingThread
         }
     }
 
-    // A request whose completion nobody in particular will wait for in the kernel (an inline one, one that may wait for
-    // ever) has a poller: the ring's thread is woken when nobody polls.
+    // An inline request, or one that may wait for ever, needs a poller: the ring's thread is woken when nobody polls.
     private void NeedsPoller()
     {
         Interlocked.MemoryBarrier();
@@ -485,8 +465,8 @@ internal sealed unsafe class RingThread
 
     private bool TryAcquirePoller() => Interlocked.CompareExchange(ref _poller, 1, 0) == 0;
 
-    // The poller (it holds the role): drive the ring; when nothing was ready, wait in the kernel for a completion at
-    // most timeoutNanoseconds (negative: until one comes, or a kick for waitedFor), then reap. True when completions were taken.
+    // The poller: drive the ring; when nothing was ready, wait in the kernel at most timeoutNanoseconds (negative: until
+    // a completion or a kick), then reap. True when completions were taken.
     private bool Poll(long timeoutNanoseconds, IRingWaitable? waitedFor, short token, out bool timedOut)
     {
         timedOut = false;
@@ -510,8 +490,7 @@ internal sealed unsafe class RingThread
         return Flush() > 0;
     }
 
-    // The poller's first step, under the gate: reap and place, publishing the SQEs without entering the kernel, so
-    // that the wait that follows submits them too (one enter per round, as fio's).
+    // Under the gate: reap and place, publishing the SQEs so that the wait that follows submits them (one enter per round).
     private int Prepare(out uint toSubmit)
     {
         lock (_gate)
@@ -567,9 +546,8 @@ internal sealed unsafe class RingThread
     }
 
     /// <summary>
-    /// The ring thread's loop: drive the ring, then poll — or, while another thread polls or a run of continuations
-    /// will, park until it leaves, looking every <see cref="EngineTunables.ReaperCheckMilliseconds"/> (doubling up to
-    /// <see cref="EngineTunables.ReaperCheckMaxMilliseconds"/> while that thread keeps taking them) for completions nobody took.
+    /// The ring thread's loop: drive the ring, then poll; or, while another thread polls, park, looking now and then
+    /// (<see cref="EngineTunables.ReaperCheckMilliseconds"/>, doubling while that thread keeps up) for completions nobody took.
     /// </summary>
     private void Run()
     {
@@ -659,8 +637,7 @@ internal sealed unsafe class RingThread
             Volatile.Write(ref _parked, 0);
             return;
         }
-        // Always a look after a while: a request a continuation starts (a pipe read submitted at once) may complete
-        // while the pool thread that polls is stuck in that continuation (a blocking write to the same pipe).
+        // Always a look after a while: the thread that polls may be stuck in a continuation (a blocking pipe write).
         _progressAtPark = Volatile.Read(ref _progress);
         _watching = !_park.Wait(_lookMilliseconds);
         if (_watching)
@@ -674,8 +651,7 @@ internal sealed unsafe class RingThread
         Volatile.Write(ref _parked, 0);
     }
 
-    // After a look that woke the parked ring's thread: completions wait in the kernel, or requests wait to be submitted,
-    // and no thread reaped or submitted since it parked (the pool thread that polls runs a continuation that works or blocks).
+    // After a look: completions or requests wait, and no thread reaped or submitted since the park.
     private bool NobodyTookCompletions()
     {
         _watching = false;

@@ -1,10 +1,9 @@
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Who completes a ring request's task (or a batch's) once the kernel is done: the reaper hands it to a thread waiting
-/// in <c>GetResult</c> (no continuation is registered then, so no user code runs on the reaper), or marks it queued,
-/// and whoever takes the queued entry first (a pool thread, the inline reaper, or a waiter that came late) completes
-/// it. Each step is one compare-and-swap, so exactly one thread completes each use.
+/// Who completes a ring request's (or batch's) task once the kernel is done: the reaper, for a thread waiting in
+/// <c>GetResult</c> (no user code runs then); else whoever takes the queued entry first. Each step is one
+/// compare-and-swap, so exactly one thread completes each use.
 /// </summary>
 internal struct CompletionHandOff
 {
@@ -34,10 +33,7 @@ internal struct CompletionHandOff
     /// <summary>Starts a use: nobody waits yet.</summary>
     internal void Reset() => _state = InFlight;
 
-    /// <summary>
-    /// The reaper, once the kernel is done: true when a thread waits in <c>GetResult</c> (the caller completes the task
-    /// for it, then kicks it out of the kernel when <paramref name="waiterPolls"/>); false when it marked the use queued.
-    /// </summary>
+    /// <summary>The reaper: true when a thread waits in <c>GetResult</c> (complete it, and kick it when <paramref name="waiterPolls"/>); false when marked queued.</summary>
     internal bool TryHandToWaiter(out bool waiterPolls)
     {
         waiterPolls = false;

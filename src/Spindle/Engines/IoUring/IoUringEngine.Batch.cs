@@ -5,11 +5,9 @@ using Spindle.Engines.ThreadPool;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Batch reads (router row 13): each request goes where a read would (cached data on the caller's thread, inline, pool
-/// or ring); the ring's share is queued whole and submitted together (<see cref="RingThread.SubmitQueued"/>), in one
-/// <c>io_uring_enter</c>; one task for the caller, completed by the last read. A batch with enough cached copying for a
-/// second core to pay off (<see cref="FileIoEngine.BatchShareMinimumWork"/>) first tries the fast path on its members
-/// from the caller and pool work items together (<see cref="CachedBatchShare"/>), then routes the misses as above.
+/// Batch reads (router row 13): each request goes where a read would; the ring's share is submitted together, and the
+/// last read completes the caller's one task. Enough cached copying first shares the fast path with pool work items
+/// (<see cref="CachedBatchShare"/>).
 /// </summary>
 internal sealed partial class IoUringEngine
 {
@@ -42,11 +40,7 @@ internal sealed partial class IoUringEngine
         return batch.Release();
     }
 
-    /// <summary>
-    /// Starts member <paramref name="index"/>: the fast path when <paramref name="tryFastPath"/> (else its cached
-    /// <paramref name="prefix"/> was already copied), then where the router sends it. Says whether it was queued on the
-    /// ring (the caller submits once, after the last member).
-    /// </summary>
+    /// <summary>Starts member <paramref name="index"/> (after its cached <paramref name="prefix"/>) where the router sends it; says what it queued on the ring.</summary>
     private QueuedMembers StartBatchMember(IoUringBatch batch, in BatchReadRequest request, int index, bool tryFastPath, int prefix, CancellationToken cancellationToken)
     {
         RingTransfer? operation = null;

@@ -7,11 +7,9 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Spindle's managed io_uring engine. Callers prepare a pooled <see cref="RingOperation"/> and queue it; the ring
-/// (<see cref="RingThread"/>) turns everything queued into SQEs, submits them in one <c>io_uring_enter</c> and delivers
-/// the completions. Cached reads complete on the caller's thread through the page-cache fast path first; small writes
-/// that are only a copy into the page cache are done inline (<see cref="WriteFastPath"/>), and every other write through
-/// the page cache of a regular file on a pool thread, because io_uring would punt it to an io-wq worker.
+/// Spindle's managed io_uring engine: callers prepare a pooled <see cref="RingOperation"/> and queue it; the ring
+/// (<see cref="RingThread"/>) submits what is queued together and delivers the completions. Where a request runs
+/// (cache, inline, pool, ring) is the router's decision.
 /// </summary>
 internal sealed partial class IoUringEngine : FileIoEngine
 {
@@ -30,10 +28,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
     /// <summary>The engine's operations: a pool per kind of request, and the table of slots a CQE's user data names.</summary>
     internal RingOperations Operations { get; }
 
-    /// <summary>
-    /// The engine, or null when io_uring cannot be used now (the reason is in <see cref="UnavailableReason"/>):
-    /// for good when the kernel refuses it, for a while when the process is out of descriptors or memory.
-    /// </summary>
+    /// <summary>The engine, or null when io_uring cannot be used now (<see cref="UnavailableReason"/>): for good, or for a while when out of descriptors or memory.</summary>
     internal static IoUringEngine? Instance => Volatile.Read(ref s_instance) ?? TryStart();
 
     /// <summary>The engine when one has started, without trying to start one (null otherwise).</summary>
@@ -98,10 +93,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         }
     }
 
-    /// <summary>
-    /// The ring's executor: a read or write (<see cref="RingTransfer"/>), or an <c>fsync</c>, <c>fdatasync</c> or durable
-    /// write (<see cref="RingSync"/>), finishing what the fast path began (its prefix counts in a read's result).
-    /// </summary>
+    /// <summary>The ring's executor: a read or write (<see cref="RingTransfer"/>), or a sync or durable write (<see cref="RingSync"/>).</summary>
     internal override RequestTask RunOnRing(in FileRequest request)
     {
         bool mayBlock = request.Facts.MayBlockIndefinitely;
@@ -129,10 +121,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return RequestTask.Pending(operation, Start(operation, request.CancellationToken));
     }
 
-    /// <summary>
-    /// Hands a prepared operation to the ring and returns the version its <see cref="ValueTask"/> must carry, read
-    /// before the submission: once submitted, the operation may complete and be reused before this returns.
-    /// </summary>
+    /// <summary>Hands a prepared operation to the ring; returns its task's version, read first (once submitted it may complete and be reused).</summary>
     internal short Start(RingOperation operation, CancellationToken cancellationToken)
     {
         short version = operation.Version;
@@ -141,11 +130,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return version;
     }
 
-    /// <summary>
-    /// Whether durable writes (router rows 11 and 12) go as a write linked to an <c>fdatasync</c> rather than one
-    /// <c>RWF_DSYNC</c> write: set when the kernel refused the flag once (<c>EINVAL</c>, <c>EOPNOTSUPP</c> before any
-    /// byte); tests set it on a private engine to run the linked path.
-    /// </summary>
+    /// <summary>Whether durable writes go as a write linked to an <c>fdatasync</c>: the kernel refused <c>RWF_DSYNC</c> once (tests set it on a private engine).</summary>
     internal bool DataSyncWritesRefused
     {
         get => Volatile.Read(ref field);
@@ -172,10 +157,7 @@ internal sealed partial class IoUringEngine : FileIoEngine
         return new ValueTask(operation, Start(operation, CancellationToken.None));
     }
 
-    /// <summary>
-    /// <c>openat(AT_FDCWD, fullPath, flags, permissions)</c> on the ring: the descriptor, or the negated errno. A
-    /// cancellation completes the task as cancelled only once no descriptor of this open is left.
-    /// </summary>
+    /// <summary><c>openat</c> on the ring: the descriptor, or the negated errno; cancelled only once no descriptor of it is left.</summary>
     internal ValueTask<int> OpenAtAsync(string fullPath, int flags, int permissions, CancellationToken cancellationToken)
     {
         // An open may wait for ever (a FIFO without its other end): it goes in the lane of such operations.

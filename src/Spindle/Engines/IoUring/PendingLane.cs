@@ -3,11 +3,9 @@ using System.Collections.Concurrent;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// Operations callers prepared that are not yet on the ring, of one class (regular files and block
-/// devices, or handles that may wait for ever), and how many of that class are in the kernel. Each
-/// class has its own budget of CQ slots, so one class can never take the other's room. Entries carry
-/// the operation's generation: an operation cancelled while queued completes at once and may be reused
-/// before the ring thread reaches its stale entry, which the generation then tells apart.
+/// Operations of one class not yet on the ring, and how many of that class are in the kernel, within the class's own
+/// budget of CQ slots. Entries carry the operation's generation, which tells a stale entry (cancelled while queued,
+/// perhaps reused since) apart.
 /// </summary>
 internal sealed class PendingLane
 {

@@ -10,25 +10,19 @@ namespace Spindle.Engines.IoUring;
 internal static class RingOpen
 {
     /// <summary>
-    /// <c>openat</c> as an SQE, then the synchronous open's steps after it (<see cref="FileOpener.Finish"/>: short system
-    /// calls on the descriptor) where the continuation runs, and the ring's <c>close</c> when they fail: the path lookup,
-    /// which may read directories from the disk, is what the ring takes off the thread. Pooled: an open that completes
-    /// later allocates no state machine.
+    /// <c>openat</c> as an SQE (the path lookup, which may read the disk, is what the ring takes off the thread), then the
+    /// synchronous open's steps after it (<see cref="FileOpener.Finish"/>), and the ring's <c>close</c> when they fail.
     /// </summary>
     /// <remarks>
-    /// io_uring first tries an open that does not wait (O_NONBLOCK, cached lookup only) and hands it to a worker,
-    /// where it waits as <c>open(2)</c> does, only when that would block — but a FIFO opened without waiting opens
-    /// at once for reading and fails with ENXIO for writing, where <c>open(2)</c> waits for the other end. A read end
-    /// is kept and waited on for a writer (<see cref="FifoWriterWait"/>: a writer may already have written into it);
-    /// a write end, and character devices (whose open may also honour O_NONBLOCK), are opened again the blocking way,
-    /// on a thread of their own. Opens that create or truncate always go to the worker and are not affected.
+    /// An open without waiting opens a FIFO's read end at once and fails its write end with ENXIO, where <c>open(2)</c>
+    /// waits for the other end: a read end is kept and waited on for a writer (<see cref="FifoWriterWait"/>); a write end
+    /// and character devices are opened again the blocking way, on a thread of their own.
     /// </remarks>
     [AsyncMethodBuilder(typeof(PoolingAsyncValueTaskMethodBuilder<>))]
     internal static async ValueTask<OpenedHandle> OpenAsync(IoUringEngine ring, OpenRequest request, bool tryCached, CancellationToken cancellationToken)
     {
-        // The lookup cache first (Engines/FastPath/OpenFastPath.cs): a warm open completes here, without a ring round trip.
-        // A content call's read-only handle keeps that open's O_NONBLOCK until it does more than read the page cache,
-        // which a warm read never does: one fcntl fewer (see OpenedHandle.PendingStatusFlags).
+        // The lookup cache first: a warm open completes here. A content call's read-only handle keeps that open's
+        // O_NONBLOCK until it does more than read the page cache: one fcntl fewer (OpenedHandle.PendingStatusFlags).
         bool keepNonBlocking = tryCached && request.ForOneCall && (request.Access & FileAccess.Write) == 0 && (request.Flags & OpenFlags.O_NONBLOCK) == 0;
         int result = tryCached ? TryOpenCached(request, keepNonBlocking) : -Errno.EAGAIN;
         bool nonBlocking = keepNonBlocking && result >= 0;
@@ -89,10 +83,8 @@ internal static class RingOpen
     }
 
     /// <summary>
-    /// <c>openat</c> on the ring. An open that neither creates nor truncates goes with O_NONBLOCK, taken off the
-    /// descriptor after: a FIFO without its other end then comes back at once (its read end open, or ENXIO) to be opened
-    /// on a thread its token reaches, instead of waiting in an io-wq worker, which a cancellation does not always free.
-    /// EAGAIN (a lease to break) is opened again the waiting way.
+    /// <c>openat</c> on the ring; one that neither creates nor truncates goes with O_NONBLOCK (taken off after), so a FIFO
+    /// comes back at once instead of waiting in an io-wq worker a cancellation may not free. EAGAIN (a lease) opens again waiting.
     /// </summary>
     private static async ValueTask<int> OpenOnRingAsync(IoUringEngine ring, OpenRequest request, bool withoutWaiting, CancellationToken cancellationToken)
     {
@@ -114,10 +106,8 @@ internal static class RingOpen
     }
 
     /// <summary>
-    /// The open from the lookup cache (row 14). O_CREAT is left out, the kernel refusing it there: a file that exists
-    /// opens as with it; one that does not (ENOENT) is created on the caller's thread with O_EXCL; one that appeared
-    /// meanwhile, and a FIFO with no reader yet (ENXIO), are the ring's to open, with the request's flags, where the
-    /// open waits as <c>open(2)</c> does.
+    /// The open from the lookup cache (row 14), without O_CREAT (refused there): a file that does not exist is created
+    /// here with O_EXCL; the rest (one that appeared meanwhile, a FIFO without reader) is the ring's, with the request's flags.
     /// </summary>
     private static int TryOpenCached(in OpenRequest request, bool keepNonBlocking)
     {
@@ -129,16 +119,14 @@ internal static class RingOpen
         }
         if (result == -Errno.ENOENT || (result == -Errno.EAGAIN && DirectoryIsCached(request.FullPath)))
         {
-            // Not in the lookup cache but its directory is: most likely new, created here as System.IO does, cheaper than
-            // a ring round trip. O_EXCL, so that it never opens a file that exists (a FIFO could make it wait).
+            // Most likely new: created here as System.IO does; O_EXCL never opens an existing file (a FIFO could wait).
             result = Libc.OpenRetryingInterrupts(request.FullPath, request.Flags | OpenFlags.O_CREAT | OpenFlags.O_EXCL, request.Permissions);
             if (result >= 0)
             {
                 return result;
             }
         }
-        // The rest is the ring's, with the request's flags: a refusal without O_CREAT is not the kernel's answer to them
-        // (an existing file named "file/" is ENOTDIR without it, EISDIR with it).
+        // The ring's, with the request's flags: a refusal without O_CREAT is not the answer to them (ENOTDIR vs EISDIR).
         return -Errno.EAGAIN;
     }
 

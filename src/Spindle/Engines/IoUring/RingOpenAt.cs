@@ -6,13 +6,10 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// An open on the ring (<c>IORING_OP_OPENAT</c>), or a close (<c>IORING_OP_CLOSE</c>) of a descriptor no one else holds
-/// any more, where the close may wait (a network or FUSE file system writes back, the last close of a deleted file frees
-/// its blocks). An open completes with the descriptor or the negated errno, which the caller turns into System.IO's
-/// exception off the ring thread (<see cref="Handles.FileOpener"/>); only a cancellation completes as an exception. A
-/// descriptor that arrives after its open was cancelled is closed on the ring before the operation completes as
-/// cancelled, so a cancelled open never leaves a descriptor behind. A close is not cancellable; its errors are ignored,
-/// as SafeFileHandle's own close ignores them.
+/// An open on the ring (<c>IORING_OP_OPENAT</c>), or a close that may wait (<c>IORING_OP_CLOSE</c>). An open completes
+/// with the descriptor or the negated errno; only a cancellation completes as an exception, and a descriptor that
+/// arrives after it is closed first, so a cancelled open leaves none behind. A close is not cancellable; its errors are
+/// ignored, as SafeFileHandle's are.
 /// </summary>
 internal sealed unsafe class RingOpenAt(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingOpenAt>
 {

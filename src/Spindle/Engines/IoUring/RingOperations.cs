@@ -1,9 +1,8 @@
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The engine's operations: a pool per kind of request, and the table of slots that a CQE's user data names (every
-/// kind shares it). Apart from the engine, so that loading the engine's type (reached before Spindle's dependencies may
-/// be loaded: DependencyLoader) loads none of the operations' types.
+/// The engine's operations: a pool per kind, and the table of slots a CQE's user data names. Apart from the engine, so
+/// that loading the engine's type (before Spindle's dependencies may be loaded) loads none of theirs.
 /// </summary>
 internal sealed class RingOperations(IoUringEngine engine)
 {

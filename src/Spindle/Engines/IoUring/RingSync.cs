@@ -6,13 +6,10 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// <c>fsync</c> or <c>fdatasync</c> on the ring (<c>IORING_OP_FSYNC</c>), alone or making a write durable; the kernel
-/// runs it in an io-wq worker, so no thread of ours waits for the device. Special files that cannot be synchronised
-/// succeed, as in System.IO. A durable write is one <c>IORING_OP_WRITE</c> with <c>RWF_DSYNC</c>, or where the kernel
-/// refuses the flag a write and an <c>fdatasync</c> linked in one submission (<c>IOSQE_IO_LINK</c>): one operation with
-/// two SQEs, with the kernel until both CQEs arrived. Success is reported only for a write whose every byte was written
-/// and then covered by a sync that succeeded: a short write breaks the link (the sync completes with <c>-ECANCELED</c>)
-/// or is followed by a sync that covered only what was written; either way the rest is written and the sync submitted again.
+/// <c>fsync</c> or <c>fdatasync</c> on the ring, alone or making a write durable: one <c>RWF_DSYNC</c> write, or, where
+/// the kernel refuses the flag, a write and an <c>fdatasync</c> linked in one submission (two SQEs, with the kernel until
+/// both CQEs arrived). Success is reported only once every byte was written and covered by a sync that succeeded; after
+/// a short write the rest is written and the sync submitted again. Special files that cannot be synced succeed, as in System.IO.
 /// </summary>
 internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingSync>, IRingFileRequest
 {
@@ -48,10 +45,7 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
 
     internal override bool Owns(ulong userData) => userData == UserData || (SqeCount == 2 && userData == (UserData ^ LinkedSyncTag));
 
-    /// <summary>
-    /// An <c>fsync</c>, an <c>fdatasync</c> (<see cref="RequestKind.DataSync"/>), or a durable write of the request's bytes:
-    /// one <c>RWF_DSYNC</c> write, or a write linked to an <c>fdatasync</c> once the kernel refused the flag.
-    /// </summary>
+    /// <summary>An <c>fsync</c>, an <c>fdatasync</c>, or a durable write of the request's bytes.</summary>
     public void Prepare(in FileRequest request)
     {
         Begin(request.Handle, fd: -1, request.Offset);
@@ -156,8 +150,7 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
         Wrote(written);
         if (_remaining > 0)
         {
-            // A short write: the link broke (the sync got -ECANCELED), or the sync covered only the bytes written. Either
-            // way nothing is reported yet; a sync that failed may have dropped the pages, so it fails the write.
+            // A short write: nothing is reported yet, but a sync that failed may have dropped the pages, so it fails the write.
             if (synced < 0 && synced != -Errno.ECANCELED && synced != -Errno.EINTR && !IsUnsyncable(-synced))
             {
                 Fail(IoErrors.ForErrno(-synced, HandlePath));

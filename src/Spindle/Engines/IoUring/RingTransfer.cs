@@ -8,10 +8,8 @@ using static Spindle.Interop.IoUringConstants;
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// A read or a write on the ring, into or from one buffer (<c>IORING_OP_READ</c>, <c>IORING_OP_WRITE</c>) or several
-/// (<c>IORING_OP_READV</c>, <c>IORING_OP_WRITEV</c>). A write goes on until every byte is written, as System.IO's does;
-/// a read returns what one call returned. A read may belong to a batch (<see cref="IoUringBatch"/>): it then reports to
-/// the batch instead of completing a task of its own.
+/// A read or write on the ring, of one buffer or several. A write goes on until every byte is written, as System.IO's
+/// does; a read returns what one call returned. A batch's read (<see cref="IoUringBatch"/>) reports to its batch.
 /// </summary>
 internal sealed unsafe class RingTransfer(IoUringEngine engine, int id) : RingOperation(engine, id), IRingOperationKind<RingTransfer>, IRingFileRequest
 {
@@ -154,8 +152,7 @@ internal sealed unsafe class RingTransfer(IoUringEngine engine, int id) : RingOp
         }
     }
 
-    // A batch's read was never handed out as a ValueTask, so nobody calls GetResult: it goes back to the pool here, after
-    // its outcome is copied out.
+    // A batch's read was never handed out as a ValueTask: it goes back to the pool here, its outcome copied out.
     private protected override void Deliver()
     {
         if (_batch is null)

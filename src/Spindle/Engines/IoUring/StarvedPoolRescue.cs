@@ -1,13 +1,10 @@
 namespace Spindle.Engines.IoUring;
 
 /// <summary>
-/// The backstop for a thread pool that cannot start the completion queue's work item: every pool thread blocked, for
-/// instance in <c>ReadAsync(...).AsTask().Result</c> on a pool capped below the number of callers, each waiting for a
-/// continuation that only a pool thread would run (a waiter in the operation's own <c>GetResult</c> reaps the ring
-/// itself). One watch thread, asleep while no work item waits (<see cref="EngineTunables.StarvedPoolQuietChecks"/>),
-/// checks every <see cref="EngineTunables.StarvedPoolMilliseconds"/> whether the work item it saw requested last time
-/// still waits; then a rescue thread runs the queue in a clean execution context: one kept thread, or a thread that runs
-/// it once while the kept one is busy.
+/// The backstop for a pool that cannot start the completion queue's work item (every pool thread blocked, say in
+/// <c>ReadAsync(...).AsTask().Result</c> on a capped pool). A watch thread, asleep while no work item waits, checks every
+/// <see cref="EngineTunables.StarvedPoolMilliseconds"/> whether the one it saw requested still waits; then a rescue
+/// thread runs the queue in a clean execution context (one kept thread, or a one-off while that one is busy).
 /// </summary>
 internal sealed class StarvedPoolRescue
 {
@@ -42,11 +39,7 @@ internal sealed class StarvedPoolRescue
     /// <summary>The work items requested so far.</summary>
     internal long Requests => Volatile.Read(ref _requests);
 
-    /// <summary>
-    /// A work item started (on a pool thread or a rescue thread), having read <see cref="Requests"/> before it cleared the
-    /// queue's request flag: those requests are served. One made since may have set the flag again with its work item
-    /// still waiting in the pool; the watch keeps watching for it.
-    /// </summary>
+    /// <summary>A work item started, having read <see cref="Requests"/> before it cleared the request flag: those are served.</summary>
     internal void Started(long requestsSeen) => Volatile.Write(ref _served, requestsSeen);
 
     // Called only when the watch parked (after a quiet while), so a lock each time costs nothing.
@@ -104,8 +97,8 @@ internal sealed class StarvedPoolRescue
         }
     }
 
-    // The kept rescue thread runs the queue when woken; a new thread runs it once only while that one is busy (a
-    // continuation blocked it). Kept, so that a pool that stalls now and then costs no thread (and no allocation) each time.
+    // The kept rescue thread runs the queue when woken (a pool that stalls now and then costs no new thread); a new
+    // thread runs it once only while that one is busy.
     private void Rescue()
     {
         if (Interlocked.Exchange(ref _runnerIdle, 0) == 1)

@@ -236,9 +236,9 @@ internal sealed unsafe class RingThread
         {
             WakeRingThread(); // requests for io-wq workers, and reissues, go in from the ring's thread only
         }
-        else if (!runInline && !_inline.IsEmpty)
+        else if (!runInline && !_inline.IsEmpty && !KickPoller())
         {
-            WakeIfSleeping(); // whoever polls runs the inline completions left here
+            WakeParked(); // whoever polls runs the inline completions left here
         }
         return taken;
     }
@@ -266,25 +266,18 @@ internal sealed unsafe class RingThread
     // Under the gate: take what the kernel has ready, then place what is queued.
     private int ReapAndPlace()
     {
-        int taken = Reap();
-        Interlocked.MemoryBarrier(); // see Submit
-        _driver.Fill();
-        return taken;
-    }
-
-    private int Reap()
-    {
         int taken = _driver.Reap(WakeTag, out bool wake);
         if (taken > 0)
         {
-            _progress++; // under the gate
+            _progress++;
         }
         if (wake)
         {
-            // Whoever reaped the wake-up puts the read back at once: the ring's thread may already be on its way to
-            // sleep, and a caller's next eventfd write must find a read on the ring to wake it.
+            // Whoever reaped the wake-up puts the read back at once: a caller's next eventfd write must find one to wake the thread.
             _wakeArmed = _driver.TryPlaceRead(_wakeFd, _wakeBuffer, sizeof(ulong), WakeTag);
         }
+        Interlocked.MemoryBarrier(); // see Submit
+        _driver.Fill();
         return taken;
     }
 
@@ -425,22 +418,17 @@ internal sealed unsafe class RingThread
         finally
         {
             waited.HandOff.WaiterPolls = false;
-            ReleasePollerAfterWait();
+            // A waiter that leaves an idle ring leaves the ring's thread parked (waking it for nothing costs two switches
+            // per read); a request that needs a poller wakes it when it starts (NeedsPoller).
+            Volatile.Write(ref _poller, 0);
+            // Pairs with NeedsPoller's fence: either it sees the role free, or this thread sees its request.
+            Interlocked.MemoryBarrier();
+            if (_driver.HasRequests || !_inline.IsEmpty)
+            {
+                DrainEnded();
+            }
         }
         return true;
-    }
-
-    // A waiter that leaves an idle ring leaves the ring's thread parked (waking it for nothing costs two switches per
-    // read); a request that needs a poller wakes it when it starts (NeedsPoller).
-    private void ReleasePollerAfterWait()
-    {
-        Volatile.Write(ref _poller, 0);
-        // Pairs with NeedsPoller's fence: either it sees the role free, or this thread sees its request.
-        Interlocked.MemoryBarrier();
-        if (_driver.HasRequests || !_inline.IsEmpty)
-        {
-            DrainEnded();
-        }
     }
 
     // An inline request, or one that may wait for ever, needs a poller: the ring's thread is woken when nobody polls.
@@ -478,7 +466,7 @@ internal sealed unsafe class RingThread
             return true;
         }
         Volatile.Write(ref _inKernel, 1);
-        // Pairs with the fences of WakeIfSleeping and KickPoller: either they see us in the kernel, or we see their work.
+        // Pairs with KickPoller's fence: either they see us in the kernel, or we see their work.
         Interlocked.MemoryBarrier();
         // A drain waits only for regular requests (the entries Prepare dropped may have been all: requests their waiters took).
         bool worthWaiting = waitedFor is null ? HasRegularWork : !waitedFor.HasCompleted(token);
@@ -516,15 +504,6 @@ internal sealed unsafe class RingThread
         return false;
     }
 
-    // Someone must drive the ring soon: the thread in the kernel, or the ring's thread if it is parked.
-    private void WakeIfSleeping()
-    {
-        if (!KickPoller())
-        {
-            WakeParked();
-        }
-    }
-
     // The ring's own thread must run (requests for io-wq workers): wherever it sleeps.
     private void WakeRingThread()
     {
@@ -557,9 +536,11 @@ internal sealed unsafe class RingThread
             {
                 if (_watching)
                 {
-                    if (!NobodyTookCompletions())
+                    _watching = false;
+                    bool nobodyTook = (_driver.HasCompletion || _driver.Queued > 0) && Volatile.Read(ref _progress) == _progressAtPark;
+                    if (!nobodyTook)
                     {
-                        // The pool thread that polls is alive: its completions are its own; look less often.
+                        // The thread that polls keeps up: look less often.
                         _lookMilliseconds = Math.Min(_lookMilliseconds * 2, EngineTunables.ReaperCheckMaxMilliseconds);
                         Park();
                         continue;
@@ -629,7 +610,7 @@ internal sealed unsafe class RingThread
     {
         _park.Reset(); // a late Set of an earlier park wakes the thread once more, which looks again: harmless
         Volatile.Write(ref _parked, 1);
-        // Pairs with DrainEnded and WakeIfSleeping: either they see the thread parked, or it sees their change.
+        // Pairs with DrainEnded and Flush: either they see the thread parked, or it sees their change.
         Interlocked.MemoryBarrier();
         bool nobodyPolls = Volatile.Read(ref _poller) == 0 && !Completions.HasDrains;
         if (nobodyPolls || Volatile.Read(ref _flushWanted) != 0 || _driver.WaitsForRingThread || !_inline.IsEmpty)
@@ -649,12 +630,5 @@ internal sealed unsafe class RingThread
             _lookMilliseconds = EngineTunables.ReaperCheckMilliseconds; // woken: the next park starts looking soon again
         }
         Volatile.Write(ref _parked, 0);
-    }
-
-    // After a look: completions or requests wait, and no thread reaped or submitted since the park.
-    private bool NobodyTookCompletions()
-    {
-        _watching = false;
-        return (_driver.HasCompletion || _driver.Queued > 0) && Volatile.Read(ref _progress) == _progressAtPark;
     }
 }

@@ -6,21 +6,8 @@ namespace Spindle.Engines;
 /// operation serves a <see cref="ValueTask{Int32}"/>, a <see cref="ValueTask{Int64}"/> and a <see cref="ValueTask"/>
 /// alike, so one executor entry serves reads, writes, scatter reads and gather writes.
 /// </summary>
-internal readonly struct RequestTask
+internal readonly struct RequestTask(TransferTaskSource? operation, short version, long result, Exception? error)
 {
-    private readonly TransferTaskSource? _operation;
-    private readonly short _version;
-    private readonly long _result;
-    private readonly Exception? _error;
-
-    private RequestTask(TransferTaskSource? operation, short version, long result, Exception? error)
-    {
-        _operation = operation;
-        _version = version;
-        _result = result;
-        _error = error;
-    }
-
     internal static RequestTask Completed(long result) => new(null, 0, result, null);
 
     internal static RequestTask Failed(Exception error) => new(null, 0, 0, error);
@@ -30,19 +17,19 @@ internal readonly struct RequestTask
 
     /// <summary>As a read's task: the bytes read.</summary>
     internal ValueTask<int> AsRead()
-        => _operation is not null ? new ValueTask<int>(_operation, _version)
-            : _error is null ? new ValueTask<int>((int)_result)
-            : ValueTask.FromException<int>(_error);
+        => operation is not null ? new ValueTask<int>(operation, version)
+            : error is null ? new ValueTask<int>((int)result)
+            : ValueTask.FromException<int>(error);
 
     /// <summary>As a scatter read's task: the bytes read.</summary>
     internal ValueTask<long> AsScatterRead()
-        => _operation is not null ? new ValueTask<long>(_operation, _version)
-            : _error is null ? new ValueTask<long>(_result)
-            : ValueTask.FromException<long>(_error);
+        => operation is not null ? new ValueTask<long>(operation, version)
+            : error is null ? new ValueTask<long>(result)
+            : ValueTask.FromException<long>(error);
 
     /// <summary>As the task of a write, a flush or a sync: done, or its error.</summary>
     internal ValueTask AsWrite()
-        => _operation is not null ? new ValueTask(_operation, _version)
-            : _error is null ? default
-            : ValueTask.FromException(_error);
+        => operation is not null ? new ValueTask(operation, version)
+            : error is null ? default
+            : ValueTask.FromException(error);
 }

@@ -3,7 +3,7 @@ using Spindle.Interop;
 
 namespace Spindle.Engines;
 
-/// <summary>What a request asks for. Adding one (a batch of reads, a durable write, an open) is one value here and one row in <see cref="Router"/>.</summary>
+/// <summary>What a request asks for; each new one is one value here and one row in <see cref="Router"/>.</summary>
 internal enum RequestKind : byte
 {
     /// <summary>A read into one buffer.</summary>
@@ -125,12 +125,10 @@ internal static class Router
             ? RouteDurable(request.Kind, request.Facts, request.Length, request.Offset, !FileRequestsInFlight.None)
             : Route(request.Kind, request.Facts, request.Length, request.Offset, request.UseFastPath, engine);
 
-    /// <param name="kind">What the request asks for.</param>
-    /// <param name="facts">What is known about the request's handle.</param>
-    /// <param name="length">Bytes the request transfers.</param>
-    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
-    /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
-    /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
+    /// <summary>
+    /// The same from the request's parts (as <see cref="FileRequest"/>'s); <paramref name="useFastPath"/> is false when
+    /// the caller opts out of the page-cache paths or one already failed.
+    /// </summary>
     internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine)
         => engine switch
         {
@@ -208,12 +206,10 @@ internal static class Router
     private static bool OnePoolHop(HandleFacts facts, bool othersInFlight)
         => !facts.MayBlockIndefinitely && (facts.RefusesNonBlockingIo || !othersInFlight);
 
-    /// <summary>Where a data sync, a durable write or a read of a batch runs on the io_uring engine (rows 11–13).</summary>
-    /// <param name="kind">A data sync, a durable write or a read of a batch.</param>
-    /// <param name="facts">What is known about the request's handle.</param>
-    /// <param name="length">Bytes the request transfers.</param>
-    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
-    /// <param name="othersInFlight">Whether another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).</param>
+    /// <summary>
+    /// Where a data sync, a durable write or a read of a batch runs on the io_uring engine (rows 11–13);
+    /// <paramref name="othersInFlight"/>: another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).
+    /// </summary>
     internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight)
     {
         switch (kind)

@@ -4,10 +4,7 @@ using Spindle.Syscalls;
 
 namespace Spindle.Engines;
 
-/// <summary>
-/// One request as it travels from the public entry to the executor that runs it: built once, routed once
-/// (<see cref="Router"/>), and taken as it is by every executor.
-/// </summary>
+/// <summary>One request from the public entry to the executor that runs it: built once, routed once (<see cref="Router"/>).</summary>
 internal readonly struct FileRequest(RequestKind kind, SafeFileHandle handle, HandleFacts facts, long offset, long length, bool useFastPath, CancellationToken cancellationToken)
 {
     /// <summary>What the request asks for.</summary>

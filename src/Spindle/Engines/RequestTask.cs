@@ -1,10 +1,8 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// What an executor gives back for a request, before the public entry gives it its type: the result at once, the
-/// error at once, or the pooled operation (a <see cref="TransferTaskSource"/>) that completes later. Every transfer's
-/// operation serves a <see cref="ValueTask{Int32}"/>, a <see cref="ValueTask{Int64}"/> and a <see cref="ValueTask"/>
-/// alike, so one executor entry serves reads, writes, scatter reads and gather writes.
+/// What an executor gives back for a request before the public entry gives it its type: the result or error at once,
+/// or the pooled <see cref="TransferTaskSource"/> that completes later, which serves every transfer's task type alike.
 /// </summary>
 internal readonly struct RequestTask(TransferTaskSource? operation, short version, long result, Exception? error)
 {

@@ -8,8 +8,8 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// What the router and the fast paths need to know about a handle, learned once (a handle Spindle opened costs only
-/// what its open did not learn) and kept in a weak table so that it never keeps a handle alive.
+/// What the router and the fast paths need to know about a handle, learned once (beyond what Spindle's open learned)
+/// and kept in a weak table so that it never keeps a handle alive.
 /// </summary>
 internal sealed class HandleFacts
 {
@@ -29,16 +29,12 @@ internal sealed class HandleFacts
     /// <summary>A character device (<c>/dev/zero</c>, a terminal): its driver may return less when asked not to block.</summary>
     public bool CharacterDevice;
 
-    /// <summary>
-    /// Anything but a regular file, block device or directory (a pipe, socket, character device, anonymous inode, an
-    /// unknown type): a read or write may wait for ever, for a peer, a terminal or an event.
-    /// </summary>
+    /// <summary>Anything but a regular file, block device or directory (a pipe, socket, device, anon inode): an operation may wait for ever.</summary>
     public bool MayBlockIndefinitely;
 
     /// <summary>
-    /// Storage the kernel reads and writes synchronously in the calling thread, where io_uring would hand each request
-    /// to a worker: a regular file on tmpfs or ramfs (which refuse RWF_NOWAIT), an O_DIRECT file on a RAM block device
-    /// (zram, brd, pmem) or such a device itself.
+    /// Storage the kernel reads and writes synchronously in the calling thread, where io_uring would hand each request to
+    /// a worker: a file on tmpfs or ramfs (which refuse RWF_NOWAIT), an O_DIRECT file on a RAM block device, or one itself.
     /// </summary>
     public bool SynchronousBackend;
 
@@ -69,7 +65,7 @@ internal sealed class HandleFacts
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
-    /// <summary>The facts of a handle, learned on its first call; called where a raw handle enters Spindle, never by the router or executors.</summary>
+    /// <summary>The facts of a handle, learned on its first call; called where a raw handle enters Spindle.</summary>
     internal static HandleFacts Of(SafeFileHandle handle)
     {
         // The thread's last handle first: one file's reads come one after another, and the weak table's lookup costs
@@ -103,10 +99,10 @@ internal sealed class HandleFacts
         return s_facts.TryAdd(handle, facts) ? facts : Of(handle);
     }
 
-    /// <summary>Whether the handle's facts have been learned (tests: that no operation looked them up again).</summary>
+    /// <summary>Whether the handle's facts have been learned (tests).</summary>
     internal static bool IsKnown(SafeFileHandle handle) => s_facts.TryGetValue(handle, out _);
 
-    /// <summary>Forgets the handle's facts (tests: so that any later lookup shows, by learning them again).</summary>
+    /// <summary>Forgets the handle's facts (tests: a later lookup shows by learning them again).</summary>
     internal static void Forget(SafeFileHandle handle)
     {
         if (s_facts.TryGetValue(handle, out HandleFacts? facts))
@@ -128,12 +124,8 @@ internal sealed class HandleFacts
         }
         try
         {
-            int flags;
-            if (opened.IsKnown)
-            {
-                flags = opened.Flags;
-            }
-            else
+            int flags = opened.Flags;
+            if (!opened.IsKnown)
             {
                 flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
                 facts.SystemCalls++;

@@ -75,34 +75,32 @@ internal static unsafe class ReadFastPath
 
     /// <summary>
     /// True when a read or scatter read is done from cached pages (<paramref name="completed"/> bytes). When only part of
-    /// a single buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that
-    /// the caller still gets one full read, as from System.IO.
+    /// one buffer was cached, <paramref name="request"/> becomes the rest: the caller still gets one full read.
     /// </summary>
     internal static bool TryServe(ref FileRequest request, IoEngine engine, out long completed)
     {
-        switch (request.Kind)
+        if (request.Kind == RequestKind.ReadScatter)
         {
-            case RequestKind.Read:
-                Memory<byte> buffer = request.Destination;
-                long offset = request.Offset;
-                if (TryComplete(request.Handle, request.Facts, ref buffer, ref offset, engine, out int prefix, out int read))
-                {
-                    completed = read;
-                    return true;
-                }
-                if (prefix > 0)
-                {
-                    request = request.After(prefix);
-                }
-                completed = 0;
-                return false;
-            case RequestKind.ReadScatter:
-                completed = TryReadScatter(request.Handle, request.Facts, request.Destinations!, request.Offset, engine);
-                return completed >= 0;
-            default:
-                completed = 0;
-                return false;
+            completed = TryReadScatter(request.Handle, request.Facts, request.Destinations!, request.Offset, engine);
+            return completed >= 0;
         }
+        completed = 0;
+        if (request.Kind != RequestKind.Read)
+        {
+            return false;
+        }
+        Memory<byte> buffer = request.Destination;
+        long offset = request.Offset;
+        if (TryComplete(request.Handle, request.Facts, ref buffer, ref offset, engine, out int prefix, out int read))
+        {
+            completed = read;
+            return true;
+        }
+        if (prefix > 0)
+        {
+            request = request.After(prefix);
+        }
+        return false;
     }
 
     /// <summary>

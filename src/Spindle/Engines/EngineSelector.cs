@@ -7,10 +7,9 @@ using Spindle.Interop;
 namespace Spindle.Engines;
 
 /// <summary>
-/// Maps an <see cref="IoEngine"/> request to the engine that serves it, and resolves
-/// <see cref="IoEngine.Auto"/> once per process: the <c>Spindle.IoEngine</c> AppContext value, else
-/// the <c>SPINDLE_IO_ENGINE</c> environment variable, else io_uring when the kernel allows it, else
-/// the thread pool.
+/// Maps an <see cref="IoEngine"/> to the engine that serves it, and resolves <see cref="IoEngine.Auto"/> once per
+/// process: the <c>Spindle.IoEngine</c> AppContext value, else <c>SPINDLE_IO_ENGINE</c>, else io_uring when the
+/// kernel allows it, else the thread pool.
 /// </summary>
 internal static class EngineSelector
 {
@@ -55,24 +54,22 @@ internal static class EngineSelector
         IoEngine? parsed = Parse(name);
         IoEngine configured = parsed ?? IoEngine.Auto;
         // Get first: it loads what the event source needs (or fails the call as an open would).
-        FileIoEngine engine = configured == IoEngine.Auto ? Get(IoEngine.IoUring) : Get(configured);
+        FileIoEngine engine = Get(configured == IoEngine.Auto ? IoEngine.IoUring : configured);
         if (parsed is null && name is not null)
         {
             ReportUnknown(name, source);
         }
         // A fallback because io_uring could not start for want of descriptors or memory holds for this
         // call only: a later one starts the ring when they are back.
-        bool wantsRing = configured is IoEngine.Auto or IoEngine.IoUring;
-        if (!wantsRing || engine.Kind == IoEngine.IoUring || IoUringEngine.RefusedForGood)
+        if (configured is not (IoEngine.Auto or IoEngine.IoUring) || engine.Kind == IoEngine.IoUring || IoUringEngine.RefusedForGood)
         {
             s_default = engine;
         }
         return engine;
     }
 
-    // A name nobody knows (a typo) is not silently ignored: an event that names it and the fallback
-    // counter, then Auto, so that a misconfigured process still does its I/O. Apart, so that the event
-    // source's assembly is not needed before Get has loaded it.
+    // A name nobody knows (a typo) is reported (an event and the fallback counter), then Auto does the I/O. Apart, so
+    // that the event source's assembly is not needed before Get has loaded it.
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void ReportUnknown(string name, string source)
     {
@@ -80,9 +77,8 @@ internal static class EngineSelector
         SpindleMetrics.Fallback();
     }
 
-    // The engines' code needs assemblies beyond the core library. Were the first of them loaded with no
-    // descriptor free, the runtime would remember the failure and the engines would never work in this
-    // process; so such a call fails alone, as an open would, and the next one loads them.
+    // The engines need assemblies beyond the core library; were one first loaded with no descriptor free, the runtime
+    // would remember the failure for the process. So such a call fails alone, as an open would, and the next loads them.
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void EnsureDependencies()
     {

@@ -1,8 +1,8 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// Every number the engines were tuned with, in one place, each with why it is what it is. The measurements that
-/// chose them are in docs/engines.md ("Tunables") and docs/engine-v2.md beside the row they serve; none is in code.
+/// Every number the engines were tuned with, each with why; the measurements are in docs/engines.md ("Tunables") and
+/// docs/engine-v2.md beside the row they serve.
 /// </summary>
 internal static class EngineTunables
 {
@@ -49,7 +49,7 @@ internal static class EngineTunables
     /// <summary>How long a continuation runs to count as one that works, for the helper rule below (continuations that do not work run faster on one thread).</summary>
     internal const int HelperAfterMicroseconds = 10;
 
-    /// <summary>How many of the last <see cref="HelperRecentContinuations"/> continuations must have worked before the work item queues a helper for the completions behind it: one long one is often a continuation preempted by another process.</summary>
+    /// <summary>How many of the last <see cref="HelperRecentContinuations"/> continuations must have worked before a helper is queued for the completions behind them: one long one is often a continuation preempted by another process.</summary>
     internal const int HelperAfterLongContinuations = 2;
 
     /// <summary>How many of the latest continuations the helper rule looks at.</summary>
@@ -58,10 +58,10 @@ internal static class EngineTunables
     /// <summary>How often the ring's thread, parked while a pool thread polls, looks for completions nobody took (a continuation that runs long or blocks).</summary>
     internal const int ReaperCheckMilliseconds = 1;
 
-    /// <summary>How long the parked ring's thread waits between looks at most, its period doubling from <see cref="ReaperCheckMilliseconds"/> while each look finds the pool thread taking its completions: every look is a wake-up beside CPU-bound work.</summary>
+    /// <summary>The longest wait between the parked ring thread's looks, its period doubling from <see cref="ReaperCheckMilliseconds"/> while the pool thread takes its completions: every look is a wake-up beside CPU-bound work.</summary>
     internal const int ReaperCheckMaxMilliseconds = 16;
 
-    /// <summary>How long one pool work item runs continuations, and polls the ring between them, before it yields its thread to a successor if other work items wait for the pool (the runtime's socket engine's slice, whose trials found shorter ones cost throughput).</summary>
+    /// <summary>How long one pool work item runs continuations (polling the ring between them) before it yields its thread when other work items wait: the runtime's socket engine's slice; shorter ones cost throughput.</summary>
     internal const int CompletionTimeSliceMilliseconds = 15;
 
     /// <summary>How long a completion work item may wait for a pool thread before a thread of Spindle's own runs it: long enough that a busy pool is not taken for a starved one.</summary>

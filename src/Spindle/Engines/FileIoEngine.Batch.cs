@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using Microsoft.Win32.SafeHandles;
 using Spindle.Syscalls;
 
@@ -8,11 +9,9 @@ namespace Spindle.Engines;
 internal abstract partial class FileIoEngine
 {
     /// <summary>
-    /// Reads many (buffer, offset) pairs and completes when every read has: each result at its request's index, a read's
-    /// failure in its own result. Arguments arrive validated (every request, <c>O_DIRECT</c> alignment included) and the
-    /// token is not cancelled yet. This form starts every read with <see cref="ReadAsync(Microsoft.Win32.SafeHandles.SafeFileHandle, Memory{byte}, long, CancellationToken)"/>
-    /// before it awaits any; an engine with a better way (one submission) overrides it. When the token cancels reads,
-    /// the task throws <see cref="OperationCanceledException"/> after all have completed; the other results are kept.
+    /// Reads many (buffer, offset) pairs, each result (or failure) at its request's index; arguments arrive validated and
+    /// the token not yet cancelled. This form starts every read before it awaits any; an engine with one submission overrides it.
+    /// When the token cancels reads, the task throws <see cref="OperationCanceledException"/> after all have completed.
     /// </summary>
     public virtual ValueTask ReadBatchAsync(ReadOnlyMemory<BatchReadRequest> requests, Memory<BatchReadResult> results, CancellationToken cancellationToken)
     {
@@ -104,11 +103,7 @@ internal abstract partial class FileIoEngine
     // A read that was started and not yet complete, and the index of its request.
     private readonly record struct PendingRead(ValueTask<int> Read, int Index);
 
-    /// <summary>
-    /// The least work (bytes, each member counted <see cref="EngineTunables.BatchMemberWeight"/> more) for which a batch's
-    /// cached members are shared with pool threads (<see cref="CachedBatchShare"/>); per engine so that a test can force
-    /// sharing on a private engine.
-    /// </summary>
+    /// <summary>The least work from which a batch's cached members are shared (<see cref="EngineTunables.BatchShareMinimumWork"/>); per engine for tests.</summary>
     internal int BatchShareMinimumWork = EngineTunables.BatchShareMinimumWork;
 
     /// <summary>The pool work items a shared batch asks for: -1 for one fewer than the cores (tests force one on any machine).</summary>
@@ -120,8 +115,7 @@ internal abstract partial class FileIoEngine
 
     /// <summary>
     /// Whether <paramref name="requests"/> are worth sharing, and with how many pool work items: only members a copy may
-    /// serve count (handles with non-blocking reads, memory-backed storage); an <c>O_DIRECT</c> read of a disk never
-    /// completes on the fast path, so a batch of them wakes no helper.
+    /// serve count (non-blocking reads, memory-backed storage), so a batch of <c>O_DIRECT</c> disk reads wakes no helper.
     /// </summary>
     internal bool WorthSharing(ReadOnlySpan<BatchReadRequest> requests, out int helpers)
     {
@@ -146,15 +140,12 @@ internal abstract partial class FileIoEngine
 }
 
 /// <summary>
-/// Work sharing for a batch's page-cache hits. The caller and up to (cores - 1) pool work items claim members from one
-/// shared index and try each on the fast path (<c>preadv2(RWF_NOWAIT)</c>; memory-backed storage, which refuses that
-/// flag, with the plain read the router would make inline), recording per member the bytes it got or that it missed
-/// (with the cached prefix a partial hit copied). The caller never waits for a helper that has not
-/// started: it claims whatever is left itself, and once every member is claimed it waits only for the members a helper
-/// is copying at that moment (microseconds). Only then does it complete hits and route misses, on its own thread, so
-/// that misses still reach the ring together and nothing touches a buffer after the batch completes: a helper that
-/// starts late finds no member left and touches only this object, which returns to its pool when the caller and every
-/// helper have let go. Pooled: no allocation per batch.
+/// Work sharing for a batch's page-cache hits: the caller and up to (cores - 1) pool work items claim members from one
+/// shared index and try each on the fast path (memory-backed storage with the router's inline read), recording the
+/// bytes read or a miss's cached prefix. The caller never waits for a helper that has not started: it claims what is
+/// left, then waits only for members a helper is copying now. Only then does it complete hits and route misses, on its
+/// own thread, so that misses reach the ring together and no buffer is touched after the batch completes: a late helper
+/// finds no member left and touches only this object, which returns to its pool when the caller and every helper let go.
 /// </summary>
 internal sealed class CachedBatchShare : IThreadPoolWorkItem
 {
@@ -230,9 +221,9 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
         Unreference();
     }
 
-    // Claims and tries members until none is left; returns how many this thread did. Claims are guided: a run of a
-    // quarter of each participant's share of what is left, so that the contended index is taken a few times per
-    // batch rather than once per member, and the runs shrink to single members at the end, where the caller may wait.
+    // Claims and tries members until none is left; returns how many this thread did. A claim is a quarter of each
+    // participant's share of what is left: the contended index is taken a few times per batch, and the runs shrink to
+    // single members at the end, where the caller may wait.
     private int Claim()
     {
         int done = 0;
@@ -273,7 +264,7 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
             long offset = FileIoEngine.BatchOffset(request);
             if (facts.SynchronousBackend)
             {
-                // Memory-backed storage (tmpfs, ramfs, a RAM disk): the read is the copy the router would make inline (row 3).
+                // Memory-backed storage: the read is the copy the router would make inline (row 3).
                 return HandleIo.Read(handle, buffer.Span, offset);
             }
             return FastPath.ReadFastPath.TryComplete(handle, facts, ref buffer, ref offset, _engine, out int prefix, out int completed) ? completed : ~prefix;
@@ -293,13 +284,13 @@ internal sealed class CachedBatchShare : IThreadPoolWorkItem
     }
 
     // The claim index and the helpers' count on cache lines of their own: both are written by every thread.
-    [System.Runtime.InteropServices.StructLayout(System.Runtime.InteropServices.LayoutKind.Explicit, Size = 192)]
+    [StructLayout(LayoutKind.Explicit, Size = 192)]
     private struct PaddedCounters
     {
-        [System.Runtime.InteropServices.FieldOffset(64)]
+        [FieldOffset(64)]
         public int Next;
 
-        [System.Runtime.InteropServices.FieldOffset(128)]
+        [FieldOffset(128)]
         public int HelpersDone;
     }
 }

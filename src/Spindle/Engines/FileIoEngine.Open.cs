@@ -7,10 +7,7 @@ namespace Spindle.Engines;
 /// <summary>Opening and closing files asynchronously (<see cref="RequestKind.Open"/>, <see cref="RequestKind.Close"/>).</summary>
 internal abstract partial class FileIoEngine
 {
-    /// <summary>
-    /// Opens what <paramref name="request"/> describes, with every rule of the synchronous open (the io_uring engine on
-    /// its ring). I/O errors come through the task; a cancellation leaves no descriptor open.
-    /// </summary>
+    /// <summary>Opens <paramref name="request"/> with every rule of the synchronous open; errors come through the task, a cancellation leaves no descriptor.</summary>
     internal virtual ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
@@ -32,11 +29,9 @@ internal abstract partial class FileIoEngine
     }
 
     /// <summary>
-    /// Closes a handle as its <c>Dispose</c> would (DeleteOnClose, the lock, the descriptor); the io_uring engine
-    /// closes on the ring a handle Spindle alone holds whose close may wait (<see cref="Router.RouteClose"/>). Never fails.
+    /// Closes a handle as its <c>Dispose</c> would; never fails. The io_uring engine closes on the ring a handle Spindle
+    /// alone holds when <paramref name="mayWait"/> (false only where it is known not to: a local file system, no DeleteOnClose).
     /// </summary>
-    /// <param name="handle">The handle.</param>
-    /// <param name="mayWait">False only where the close is known not to wait (a local file system, no DeleteOnClose).</param>
     internal virtual ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
     {
         handle.Dispose();

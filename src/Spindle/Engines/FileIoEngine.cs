@@ -7,14 +7,10 @@ namespace Spindle.Engines;
 
 /// <summary>
 /// One way of running asynchronous file operations. Arguments arrive validated; a negative <c>fileOffset</c> means the
-/// handle has no position (pipe, socket, character device). Writes complete only when every byte is written. Engines
-/// keep the handle referenced and the buffer pinned until the kernel is done with them.
+/// handle has no position. Writes complete only when every byte is written. Engines keep the handle referenced and the
+/// buffer pinned until the kernel is done with them. Every request becomes one <see cref="FileRequest"/> and goes
+/// through <see cref="Run"/>; the forms without <see cref="HandleFacts"/> look them up, for callers with a raw handle.
 /// </summary>
-/// <remarks>
-/// Every request becomes one <see cref="FileRequest"/>, with its handle's <see cref="HandleFacts"/> as the caller learned
-/// them once, and goes through <see cref="Run"/>. The forms without facts are for callers that hold only a raw handle
-/// (tests, a batch's members): they look the facts up there.
-/// </remarks>
 internal abstract partial class FileIoEngine
 {
     /// <summary>Which engine this is.</summary>
@@ -46,7 +42,6 @@ internal abstract partial class FileIoEngine
     public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
         => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, ReadFastPath.Enabled, cancellationToken);
 
-    /// <summary>A read of a raw handle, with or without the fast path.</summary>
     public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
@@ -54,18 +49,13 @@ internal abstract partial class FileIoEngine
     public ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Read(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsRead();
 
-    /// <summary>A write of every byte to a raw handle, with or without the fast path.</summary>
     public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
-    /// <summary>
-    /// A write of every byte; with <paramref name="useFastPath"/> a small buffer may be copied into the page cache on the
-    /// caller's thread (<see cref="WriteFastPath"/>), a larger one the cheapest way the engine has (the result is the same).
-    /// </summary>
+    /// <summary>A write of every byte; with <paramref name="useFastPath"/> a small buffer may be copied into the page cache on the caller's thread.</summary>
     public ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Write(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsWrite();
 
-    /// <summary>A scatter read of a raw handle, with or without the fast path.</summary>
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
@@ -73,7 +63,6 @@ internal abstract partial class FileIoEngine
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.ReadScatter(handle, facts, buffers, fileOffset, useFastPath, cancellationToken)).AsScatterRead();
 
-    /// <summary>A gather write of every byte to a raw handle, with or without the fast path.</summary>
     public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
@@ -85,7 +74,6 @@ internal abstract partial class FileIoEngine
     public ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
         => Run(FileRequest.Sync(handle, facts, dataOnly: false, cancellationToken)).AsWrite();
 
-    /// <summary><c>fdatasync</c> of a raw handle.</summary>
     public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
         => FlushDataToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
 
@@ -93,7 +81,6 @@ internal abstract partial class FileIoEngine
     public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
         => Run(FileRequest.Sync(handle, facts, dataOnly: true, cancellationToken)).AsWrite();
 
-    /// <summary>A durable write to a raw handle.</summary>
     public ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
         => WriteDurableAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
 

@@ -4,41 +4,27 @@ using Spindle.Syscalls;
 
 namespace Spindle.Engines;
 
-/// <summary>
-/// One request as it travels from the public entry to the executor that runs it: built once, routed once
-/// (<see cref="Router"/>), and taken as it is by every executor.
-/// </summary>
-internal readonly struct FileRequest
+/// <summary>One request from the public entry to the executor that runs it: built once, routed once (<see cref="Router"/>).</summary>
+internal readonly struct FileRequest(RequestKind kind, SafeFileHandle handle, HandleFacts facts, long offset, long length, bool useFastPath, CancellationToken cancellationToken)
 {
-    private FileRequest(RequestKind kind, SafeFileHandle handle, HandleFacts facts, long offset, long length, bool useFastPath, CancellationToken cancellationToken)
-    {
-        Kind = kind;
-        Handle = handle;
-        Facts = facts;
-        Offset = offset;
-        Length = length;
-        UseFastPath = useFastPath;
-        CancellationToken = cancellationToken;
-    }
-
     /// <summary>What the request asks for.</summary>
-    internal RequestKind Kind { get; }
+    internal RequestKind Kind { get; } = kind;
 
-    internal SafeFileHandle Handle { get; }
+    internal SafeFileHandle Handle { get; } = handle;
 
     /// <summary>What is known about <see cref="Handle"/>, learned once by whoever holds it.</summary>
-    internal HandleFacts Facts { get; }
+    internal HandleFacts Facts { get; } = facts;
 
     /// <summary>Where in the file; negative when the handle has no position.</summary>
-    internal long Offset { get; }
+    internal long Offset { get; } = offset;
 
     /// <summary>The bytes the request transfers (0 for a flush or a data sync).</summary>
-    internal long Length { get; }
+    internal long Length { get; } = length;
 
     /// <summary>Whether the page-cache paths may serve it on the caller's thread (false once one failed, or when the caller opts out).</summary>
-    internal bool UseFastPath { get; }
+    internal bool UseFastPath { get; } = useFastPath;
 
-    internal CancellationToken CancellationToken { get; }
+    internal CancellationToken CancellationToken { get; } = cancellationToken;
 
     /// <summary>A read's destination.</summary>
     internal Memory<byte> Destination { get; private init; }

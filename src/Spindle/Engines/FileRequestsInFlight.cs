@@ -1,10 +1,8 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// How many requests on handles that always finish (regular files, block devices) are in the kernel or queued for it
-/// right now, process-wide, on pool threads and on the ring. The router sends a data sync or a durable write that
-/// finds none in flight to a pool thread, where it costs one thread hop (System.IO's shape), and overlapping ones to
-/// the ring, where they share the kernel's workers and flushes (docs/engine-v2.md, rows 11 and 12).
+/// How many requests on regular files and block devices are in the kernel or queued for it, process-wide. A data sync
+/// or durable write that finds none goes to a pool thread (one hop), overlapping ones to the ring (rows 11 and 12).
 /// </summary>
 internal static class FileRequestsInFlight
 {

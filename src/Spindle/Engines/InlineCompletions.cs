@@ -1,9 +1,8 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// The inline completion mode of the thread that starts operations: while it is on, the io_uring operations the thread
-/// starts run their continuations on the thread that reaps their completion instead of a pool thread
-/// (<see cref="SpindleRandomAccess.RunCompletionsInline"/>). Off unless asked for; read when an operation is prepared.
+/// While on, the io_uring operations this thread starts run their continuations on the thread that reaps their
+/// completion, not a pool thread (<see cref="SpindleRandomAccess.RunCompletionsInline"/>); read when one is prepared.
 /// </summary>
 internal static class InlineCompletions
 {

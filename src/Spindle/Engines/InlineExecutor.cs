@@ -5,16 +5,12 @@ using Spindle.Syscalls;
 namespace Spindle.Engines;
 
 /// <summary>
-/// The system call a request stands for, made on the calling thread: the <see cref="Mechanism.Inline"/> and
-/// <see cref="Mechanism.FastPath"/> executor of every engine, and the call a pool thread or a thread of Spindle's own
-/// makes for the requests sent there (<see cref="Call"/>).
+/// The system call a request stands for, made on the calling thread: every engine's <see cref="Mechanism.Inline"/> and
+/// <see cref="Mechanism.FastPath"/> executor, and the call pool threads and Spindle's own threads make (<see cref="Call"/>).
 /// </summary>
 internal static class InlineExecutor
 {
-    /// <summary>
-    /// Runs <paramref name="request"/> now, inline or (<see cref="IoMechanism.FastPath"/>) as a write's copy into the
-    /// page cache; its error comes back in the task, as from any engine.
-    /// </summary>
+    /// <summary>Runs <paramref name="request"/> now (inline, or a write's copy into the page cache); its error comes back in the task.</summary>
     internal static RequestTask Run(in FileRequest request, IoEngine routedBy, IoMechanism ranOn)
     {
         try
@@ -33,9 +29,8 @@ internal static class InlineExecutor
     }
 
     /// <summary>
-    /// The request's system call on this thread, its error thrown, counted by the meter under the engine whose router
-    /// sent it (<paramref name="routedBy"/>) and where it ran (<paramref name="ranOn"/>). A read's result counts the bytes
-    /// the page cache served before it (<see cref="FileRequest.Prefix"/>); a write's is 0.
+    /// The request's system call on this thread, its error thrown, metered under <paramref name="routedBy"/> and
+    /// <paramref name="ranOn"/>. A read's result counts the bytes the page cache served before it; a write's is 0.
     /// </summary>
     internal static long Call(in FileRequest request, IoEngine routedBy, IoMechanism ranOn)
     {

@@ -2,9 +2,8 @@ namespace Spindle.Engines;
 
 /// <summary>
 /// A bounded pool of reusable operation objects; renting and returning never allocate. One small stack per core (up to
-/// <see cref="EngineTunables.MaxPoolStripes"/>), each behind its own short lock: operations are rented and returned on
-/// every core, and one shared lock's cache line would travel between the cores on every request. A thread uses its
-/// core's stack and looks at the others only when that one is empty (or full).
+/// <see cref="EngineTunables.MaxPoolStripes"/>), each behind its own lock, so that no lock's cache line travels between
+/// cores on every request; a thread looks at other cores' stacks only when its own is empty (or full).
 /// </summary>
 internal sealed class OperationPool<T> where T : class
 {

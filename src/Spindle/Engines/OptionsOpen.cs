@@ -6,9 +6,8 @@ using Spindle.Handles;
 namespace Spindle.Engines;
 
 /// <summary>
-/// The open with <see cref="SpindleFileOptions"/> that <see cref="SpindleFile"/>'s handle overloads and
-/// <see cref="SpindleFileStream"/> share (never passing through): it validates the options, opens, and
-/// says what the open learned about the file. It lives below both, so neither folder depends on the other.
+/// The open with <see cref="SpindleFileOptions"/> that <see cref="SpindleFile"/> and <see cref="SpindleFileStream"/>
+/// share, below both so that neither folder depends on the other: it validates the options, opens, and says what it learned.
 /// </summary>
 internal static class OptionsOpen
 {

@@ -3,10 +3,9 @@ using System.Threading.Tasks.Sources;
 namespace Spindle.Engines;
 
 /// <summary>
-/// The <see cref="IValueTaskSource{T}"/> contract every pooled operation of the engines shares, written once, as
-/// Channels' <c>AsyncOperation</c> does: completion (<see cref="Complete"/>), a synchronous wait for a caller that asks
-/// for the result first (sync-over-async, which System.IO's tasks allow too), and the return to the pool once the
-/// result is taken (<see cref="Recycle"/>). Continuations run on the thread that completes the operation.
+/// The <see cref="IValueTaskSource{T}"/> contract every pooled operation of the engines shares: completion, a
+/// synchronous wait for a caller that asks for the result first (sync-over-async, which System.IO allows too), and the
+/// return to the pool once the result is taken. Continuations run on the thread that completes the operation.
 /// </summary>
 internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSource
 {
@@ -20,16 +19,15 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
     private object? _inlineState;
 
     /// <summary>
-    /// Whether the continuation runs on the thread that completes the operation, or, when it is registered after
-    /// completion, on the thread that registers it (the inline mode, set before the operation starts). Without it a
-    /// continuation registered after completion goes to a pool thread, as with any <see cref="ManualResetValueTaskSourceCore{TResult}"/>.
+    /// The inline mode (set before the operation starts): the continuation runs on the completing thread or, registered
+    /// after completion, on the registering one, where <see cref="ManualResetValueTaskSourceCore{TResult}"/> would use the pool.
     /// </summary>
     internal bool Inline { get; set; }
 
     /// <summary>The version the operation's <see cref="ValueTask"/> must carry; read before the operation is started.</summary>
     internal short Version => _core.Version;
 
-    /// <summary>Completes the task with <paramref name="result"/>, or with <paramref name="error"/> when there is one, and wakes a thread that waits for it.</summary>
+    /// <summary>Completes the task with <paramref name="result"/> or <paramref name="error"/>, and wakes a thread that waits for it.</summary>
     private protected void Complete(T result, Exception? error)
     {
         if (error is null)
@@ -52,10 +50,7 @@ internal abstract class PooledTaskSource<T> : IValueTaskSource<T>, IValueTaskSou
         }
     }
 
-    /// <summary>
-    /// Called when the result is asked for before completion; blocks until <see cref="Complete"/>. An operation that
-    /// can finish itself on the waiting thread (the ring's, which reaps its own completion) does that first.
-    /// </summary>
+    /// <summary>Blocks until <see cref="Complete"/> when the result is asked for first; the ring's operations first try to reap it themselves.</summary>
     private protected virtual void WaitForCompletion(short token) => WaitUntilCompleted(token);
 
     /// <summary>Blocks the calling thread until <see cref="Complete"/> has run for this version.</summary>

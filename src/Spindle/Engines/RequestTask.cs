@@ -1,26 +1,11 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// What an executor gives back for a request, before the public entry gives it its type: the result at once, the
-/// error at once, or the pooled operation (a <see cref="TransferTaskSource"/>) that completes later. Every transfer's
-/// operation serves a <see cref="ValueTask{Int32}"/>, a <see cref="ValueTask{Int64}"/> and a <see cref="ValueTask"/>
-/// alike, so one executor entry serves reads, writes, scatter reads and gather writes.
+/// What an executor gives back for a request before the public entry gives it its type: the result or error at once,
+/// or the pooled <see cref="TransferTaskSource"/> that completes later, which serves every transfer's task type alike.
 /// </summary>
-internal readonly struct RequestTask
+internal readonly struct RequestTask(TransferTaskSource? operation, short version, long result, Exception? error)
 {
-    private readonly TransferTaskSource? _operation;
-    private readonly short _version;
-    private readonly long _result;
-    private readonly Exception? _error;
-
-    private RequestTask(TransferTaskSource? operation, short version, long result, Exception? error)
-    {
-        _operation = operation;
-        _version = version;
-        _result = result;
-        _error = error;
-    }
-
     internal static RequestTask Completed(long result) => new(null, 0, result, null);
 
     internal static RequestTask Failed(Exception error) => new(null, 0, 0, error);
@@ -30,19 +15,19 @@ internal readonly struct RequestTask
 
     /// <summary>As a read's task: the bytes read.</summary>
     internal ValueTask<int> AsRead()
-        => _operation is not null ? new ValueTask<int>(_operation, _version)
-            : _error is null ? new ValueTask<int>((int)_result)
-            : ValueTask.FromException<int>(_error);
+        => operation is not null ? new ValueTask<int>(operation, version)
+            : error is null ? new ValueTask<int>((int)result)
+            : ValueTask.FromException<int>(error);
 
     /// <summary>As a scatter read's task: the bytes read.</summary>
     internal ValueTask<long> AsScatterRead()
-        => _operation is not null ? new ValueTask<long>(_operation, _version)
-            : _error is null ? new ValueTask<long>(_result)
-            : ValueTask.FromException<long>(_error);
+        => operation is not null ? new ValueTask<long>(operation, version)
+            : error is null ? new ValueTask<long>(result)
+            : ValueTask.FromException<long>(error);
 
     /// <summary>As the task of a write, a flush or a sync: done, or its error.</summary>
     internal ValueTask AsWrite()
-        => _operation is not null ? new ValueTask(_operation, _version)
-            : _error is null ? default
-            : ValueTask.FromException(_error);
+        => operation is not null ? new ValueTask(operation, version)
+            : error is null ? default
+            : ValueTask.FromException(error);
 }

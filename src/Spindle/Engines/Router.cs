@@ -3,7 +3,7 @@ using Spindle.Interop;
 
 namespace Spindle.Engines;
 
-/// <summary>What a request asks for. Adding one (a batch of reads, a durable write, an open) is one value here and one row in <see cref="Router"/>.</summary>
+/// <summary>What a request asks for; each new one is one value here and one row in <see cref="Router"/>.</summary>
 internal enum RequestKind : byte
 {
     /// <summary>A read into one buffer.</summary>
@@ -52,10 +52,7 @@ internal enum Mechanism : byte
     /// <summary>A blocking system call on a thread-pool thread.</summary>
     Pool,
 
-    /// <summary>
-    /// For handles that may wait for ever (pipes, sockets, devices): the descriptor's readiness awaited in
-    /// one poll(2) thread, then the system call on a thread of Spindle's own, never a pool thread.
-    /// </summary>
+    /// <summary>For handles that may wait for ever: readiness awaited in one poll(2) thread, then the call on a thread of Spindle's own.</summary>
     Blocking,
 
     /// <summary>An SQE on the io_uring; the continuation runs on the thread pool.</summary>
@@ -66,12 +63,10 @@ internal enum Mechanism : byte
 }
 
 /// <summary>
-/// Decides where every request runs, for every engine, from what it asks and what is known about its handle
-/// (<see cref="HandleFacts"/>, learned once per handle). The engines only execute what it chose. The rows of an
-/// engine's table are tried in order; the first that matches decides. The page-cache read fast path
-/// (<see cref="ReadFastPath"/>) has had its chance before a read gets here. Why each row exists, with the measurement
-/// behind it, is in docs/engine-v2.md, whose decision table a test checks against the io_uring table here
-/// (RouterDocsTests): each row's number and mechanism, one line per mechanism.
+/// Decides where every request runs, for every engine, from what it asks and its handle's <see cref="HandleFacts"/>;
+/// the engines only execute. An engine's rows are tried in order, the first match decides; the read fast path
+/// (<see cref="ReadFastPath"/>) has had its chance before. Why each row exists is in docs/engine-v2.md, whose decision
+/// table RouterDocsTests checks against the io_uring table here (each row's number and mechanism).
 /// <code>
 /// io_uring (Auto where the kernel allows it)
 /// row  mechanism  request            handle
@@ -125,12 +120,10 @@ internal static class Router
             ? RouteDurable(request.Kind, request.Facts, request.Length, request.Offset, !FileRequestsInFlight.None)
             : Route(request.Kind, request.Facts, request.Length, request.Offset, request.UseFastPath, engine);
 
-    /// <param name="kind">What the request asks for.</param>
-    /// <param name="facts">What is known about the request's handle.</param>
-    /// <param name="length">Bytes the request transfers.</param>
-    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
-    /// <param name="useFastPath">Whether the caller allows the page-cache paths (false when one already failed).</param>
-    /// <param name="engine">The engine that executes: <see cref="IoEngine.IoUring"/>, <see cref="IoEngine.ThreadPool"/> or <see cref="IoEngine.Sync"/>.</param>
+    /// <summary>
+    /// The same from the request's parts (as <see cref="FileRequest"/>'s); <paramref name="useFastPath"/> is false when
+    /// the caller opts out of the page-cache paths or one already failed.
+    /// </summary>
     internal static Mechanism Route(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath, IoEngine engine)
         => engine switch
         {
@@ -208,12 +201,10 @@ internal static class Router
     private static bool OnePoolHop(HandleFacts facts, bool othersInFlight)
         => !facts.MayBlockIndefinitely && (facts.RefusesNonBlockingIo || !othersInFlight);
 
-    /// <summary>Where a data sync, a durable write or a read of a batch runs on the io_uring engine (rows 11–13).</summary>
-    /// <param name="kind">A data sync, a durable write or a read of a batch.</param>
-    /// <param name="facts">What is known about the request's handle.</param>
-    /// <param name="length">Bytes the request transfers.</param>
-    /// <param name="fileOffset">Where in the file; negative when the handle has no position.</param>
-    /// <param name="othersInFlight">Whether another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).</param>
+    /// <summary>
+    /// Where a data sync, a durable write or a read of a batch runs on the io_uring engine (rows 11–13);
+    /// <paramref name="othersInFlight"/>: another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).
+    /// </summary>
     internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight)
     {
         switch (kind)
@@ -240,25 +231,20 @@ internal static class Router
     }
 
     /// <summary>
-    /// Where an open runs on the io_uring engine (rows 14 and 15). Row 14's <c>openat2(RESOLVE_CACHED)</c> leaves
-    /// <c>O_CREAT</c> out (an existing file opens the same); for <c>O_CREAT</c>, a file not in the cache whose directory
-    /// is, is created there with <c>O_EXCL</c> (System.IO's way); EAGAIN (the lookup needs the disk), a file that appeared
-    /// meanwhile or a FIFO without a reader go to the ring.
+    /// Where an open runs on the io_uring engine (rows 14 and 15). Row 14 leaves <c>O_CREAT</c> out (an existing file opens
+    /// the same), and creates a missing file whose directory is cached with <c>O_EXCL</c> (System.IO's way); EAGAIN (the
+    /// lookup needs the disk), a file that appeared meanwhile or a FIFO without a reader go to the ring.
     /// </summary>
     internal static Mechanism RouteOpen(int flags)
         => OpenFastPath.Enabled && (flags & (OpenFlags.O_TRUNC | OpenFlags.O_EXCL)) == 0 ? Mechanism.FastPath : Mechanism.Ring;
 
-    /// <summary>
-    /// Where a close runs on the io_uring engine (row 16). A handle Spindle does not alone hold is closed by
-    /// SafeFileHandle's own Dispose, whose last user's release closes it.
-    /// </summary>
+    /// <summary>Where a close runs on the io_uring engine (row 16); a handle Spindle does not alone hold closes in its own Dispose.</summary>
     internal static Mechanism RouteClose(bool mayWait) => mayWait ? Mechanism.Ring : Mechanism.Inline;
 
     /// <summary>
-    /// Where a member of a synchronous read batch runs when io_uring is the engine (row 17), after the page cache had its
-    /// chance: the own ring's reads go to the kernel together, so that a thread blocked on a batch keeps all of it in the
-    /// device's queue, as fio does; anything else is read on the caller's thread, one after the other (memory-backed
-    /// storage copies at once; io_uring would hand FUSE's and character devices' reads to its workers; a pipe may wait).
+    /// Where a member of a synchronous read batch runs on io_uring (row 17), after the page cache: the own ring's reads
+    /// reach the device's queue together, as fio's do; the rest are read one by one on the caller's thread (memory copies
+    /// at once; io_uring would hand FUSE's and character devices' reads to its workers; a pipe may wait).
     /// </summary>
     internal static Mechanism RouteSynchronousBatchMember(HandleFacts facts, long length)
         => length > 0 && !facts.SynchronousBackend && !facts.MayBlockIndefinitely && !facts.CharacterDevice && !facts.FailsAtOnce

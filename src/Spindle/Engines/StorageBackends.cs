@@ -4,10 +4,8 @@ using Spindle.Interop;
 namespace Spindle.Engines;
 
 /// <summary>
-/// Recognises RAM block devices (zram, brd, pmem), whose reads and writes the kernel does synchronously in the
-/// calling thread with no device to wait for: io_uring hands each request to a kernel worker, and a plain system
-/// call on the caller's thread is several times faster. File systems are told apart by
-/// <see cref="Handles.LocalFileSystems"/> (memory ones, and those that cannot read without blocking).
+/// Recognises RAM block devices (zram, brd, pmem), whose I/O the kernel does synchronously in the calling thread:
+/// io_uring would hand each request to a kernel worker. File systems are told apart by <see cref="Handles.LocalFileSystems"/>.
 /// </summary>
 internal static unsafe class StorageBackends
 {
@@ -37,10 +35,7 @@ internal static unsafe class StorageBackends
         return ram;
     }
 
-    /// <summary>
-    /// Whether <paramref name="fd"/> is an epoll descriptor (its anonymous inode's name, from
-    /// /proc/self/fd): read(2) on one fails with EINVAL at once, while io_uring never completes the read.
-    /// </summary>
+    /// <summary>Whether <paramref name="fd"/> is an epoll descriptor: read(2) fails with EINVAL at once, io_uring never completes it.</summary>
     internal static bool IsEpoll(int fd) => LinkTarget($"/proc/self/fd/{fd}") == "anon_inode:[eventpoll]";
 
     // A symbolic link's target; null where it cannot be read (no sysfs or procfs, as in some containers): then the

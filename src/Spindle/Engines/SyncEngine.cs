@@ -1,10 +1,8 @@
 namespace Spindle.Engines;
 
 /// <summary>
-/// The blocking system call on the caller's thread (<see cref="InlineExecutor"/>); every operation on a regular file or
-/// block device completes synchronously. The router sends transfers on pipes, sockets and character devices to threads
-/// of their own (<see cref="Mechanism.Blocking"/>): a read there may wait for a write the same caller makes next, and
-/// blocking the caller would deadlock where System.IO works.
+/// The blocking system call on the caller's thread (<see cref="InlineExecutor"/>), except transfers on pipes, sockets
+/// and devices (<see cref="Mechanism.Blocking"/>): a read there may wait for the caller's next write, a deadlock.
 /// </summary>
 internal sealed class SyncEngine : FileIoEngine
 {

@@ -6,15 +6,13 @@ using Spindle.Syscalls;
 namespace Spindle.Engines;
 
 /// <summary>
-/// A synchronous batch of reads on the thread-pool and io_uring engines: cached copies (and the plain reads of
-/// memory-backed members, which copy at once) are shared with pool work items when a second core may help, as in the
-/// asynchronous batch (<see cref="CachedBatchShare"/>); on io_uring the reads that must go to a disk are handed to the
-/// kernel together from a ring rented for the batch (router row 17, <see cref="OwnRing"/>); the rest are read on the calling
-/// thread one after the other, as without either.
+/// A synchronous batch of reads on the thread-pool and io_uring engines: cached copies are shared with pool work items
+/// when a second core may help (<see cref="CachedBatchShare"/>); on io_uring the reads that must go to a disk reach the
+/// kernel together from a ring rented for the batch (row 17, <see cref="OwnRing"/>); the rest are read one by one.
 /// </summary>
 internal static class SynchronousBatch
 {
-    /// <summary>Reads the batch, or returns false (nothing read) where neither sharing nor a ring would help: the caller then reads one by one.</summary>
+    /// <summary>Reads the batch, or returns false (nothing read) where neither sharing nor a ring would help.</summary>
     internal static bool TryRead(ReadOnlySpan<BatchReadRequest> requests, Span<BatchReadResult> results)
     {
         FileIoEngine engine = EngineSelector.Default;

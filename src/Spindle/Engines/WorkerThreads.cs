@@ -3,11 +3,8 @@ using System.Collections.Concurrent;
 namespace Spindle.Engines;
 
 /// <summary>
-/// Spindle's own threads for system calls that may block indefinitely (a read of an idle pipe, a write
-/// into a full one): an item never waits for a thread — an idle one takes it, or a new one starts — so
-/// such a call never holds a pool thread that a file read needs, and never waits behind (or for) pool
-/// threads that user code blocked. Idle threads retire after a few seconds. There is no watchdog here:
-/// nothing queues behind a busy thread.
+/// Threads of Spindle's own for calls that may block indefinitely (an idle pipe's read): an item never waits for a
+/// thread (an idle one takes it, or one starts), so it holds no pool thread and waits behind none. Idle threads retire.
 /// </summary>
 internal sealed class WorkerThreads
 {

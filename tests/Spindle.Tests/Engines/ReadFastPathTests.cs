@@ -251,7 +251,7 @@ public class ReadFastPathPerHandleTests
         new Random(15).NextBytes(data);
         File.WriteAllBytes(path, data);
         using Microsoft.Win32.SafeHandles.SafeFileHandle handle = SpindleFile.OpenHandle(path, FileMode.Open, FileAccess.Read);
-        Spindle.Engines.FastPath.ReadFastPath.DisableFor(handle);
+        Spindle.Engines.FastPath.HandleFacts.Of(handle).NonBlockingReads = false; // as SpindleFileOptions.ReadFastPath = false does
         byte[] buffer = new byte[8192];
         // Cached data, yet the fast path declines the handle, so the engine reads it, with the same bytes.
         Assert.Equal(data.Length, await SpindleRandomAccess.ReadAsync(handle, buffer, 0, engine).AsTask().WaitAsync(TimeSpan.FromSeconds(30)));

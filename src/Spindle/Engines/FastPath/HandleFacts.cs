@@ -8,46 +8,33 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// What the router and the fast paths need to know about a handle, learned once (a handle Spindle opened costs only
-/// what its open did not learn) and kept in a weak table so that it never keeps a handle alive.
+/// What the router and the fast paths need to know about a handle, learned once (beyond what Spindle's open learned)
+/// and kept in a weak table so that it never keeps a handle alive.
 /// </summary>
 internal sealed class HandleFacts
 {
     private const int AccessModeMask = 0x3;
 
     private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts> s_facts = new();
-    private static readonly ConditionalWeakTable<SafeFileHandle, HandleFacts>.CreateValueCallback s_probe = Probe;
 
-    /// <summary>
-    /// A regular file without O_DIRECT: its writes go through the page cache, which io_uring cannot do
-    /// without blocking on most file systems (ext4), so it hands them to its workers, one at a time per file.
-    /// </summary>
+    /// <summary>A regular file without O_DIRECT: io_uring hands its buffered writes to its workers, one at a time per file (ext4).</summary>
     public bool BufferedFile;
 
     /// <summary>A regular file without O_DIRECT whose file system accepts RWF_NOWAIT reads (as far as known).</summary>
     public volatile bool NonBlockingReads;
 
-    /// <summary>
-    /// A writable regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered
-    /// write is a copy. False for a read-only handle, whose writes fail wherever they run.
-    /// </summary>
+    /// <summary>A writable regular file without O_DIRECT or O_SYNC on a local disk or memory file system: a buffered write is a copy.</summary>
     public bool CachedWrites;
 
     /// <summary>A character device (<c>/dev/zero</c>, a terminal): its driver may return less when asked not to block.</summary>
     public bool CharacterDevice;
 
-    /// <summary>
-    /// A pipe, socket, character device, anonymous inode (eventfd, timerfd, inotify, signalfd: no file type
-    /// in its mode) or a handle of unknown type: a read or write may wait for ever (for a peer, a terminal,
-    /// an event), unlike regular files, block devices and directories, whose operations always finish.
-    /// </summary>
+    /// <summary>Anything but a regular file, block device or directory (a pipe, socket, device, anon inode): an operation may wait for ever.</summary>
     public bool MayBlockIndefinitely;
 
     /// <summary>
-    /// Storage the kernel reads and writes synchronously in the calling thread: any regular file on tmpfs or
-    /// ramfs (which refuse RWF_NOWAIT, so the fast path cannot read them either), an O_DIRECT file on a RAM
-    /// block device (zram, brd, pmem) or such a device itself. io_uring would hand each request to a worker
-    /// thread, so a plain system call on the caller's thread is the fastest way.
+    /// Storage the kernel reads and writes synchronously in the calling thread, where io_uring would hand each request to
+    /// a worker: a file on tmpfs or ramfs (which refuse RWF_NOWAIT), an O_DIRECT file on a RAM block device, or one itself.
     /// </summary>
     public bool SynchronousBackend;
 
@@ -55,10 +42,8 @@ internal sealed class HandleFacts
     public bool MemoryFileSystem;
 
     /// <summary>
-    /// A regular file whose file system cannot start a read without blocking (RWF_NOWAIT fails with EOPNOTSUPP: FUSE,
-    /// overlayfs, others found by asking the kernel): io_uring hands each of its requests to a slower kernel worker. Also
-    /// set for a write-only handle on a file system that is neither a local disk nor memory, which a probing read
-    /// cannot ask (it fails before the kernel looks at the flag): pool threads are System.IO's mechanism.
+    /// A regular file whose file system refuses RWF_NOWAIT (FUSE, overlayfs): io_uring hands each request to a kernel
+    /// worker. Also a write-only handle on a file system neither local nor memory, which a probing read cannot ask.
     /// </summary>
     public bool RefusesNonBlockingIo;
 
@@ -74,26 +59,23 @@ internal sealed class HandleFacts
     /// <summary>An <c>O_PATH</c> descriptor: it names a file but reads, writes and seeks nothing.</summary>
     public bool PathOnly;
 
-    /// <summary>
-    /// For a handle Spindle opened with O_DIRECT: the alignment every call must respect (<see cref="DirectHandles"/>, registered
-    /// by the open before anyone had the handle); default (zero) for any other handle, whose calls are not checked.
-    /// </summary>
+    /// <summary>For a handle Spindle opened with O_DIRECT, the alignment every call must respect (<see cref="DirectHandles"/>); else zero.</summary>
     public DirectIOAlignment DirectAlignment;
 
     /// <summary>How many system calls learning these facts took (what the handle's open knew cost none).</summary>
     public int SystemCalls;
 
-    /// <summary>The facts of a handle, learned on its first call; called where a raw handle enters Spindle, never by the router or executors.</summary>
+    /// <summary>The facts of a handle, learned on its first call; called where a raw handle enters Spindle.</summary>
     internal static HandleFacts Of(SafeFileHandle handle)
     {
-        // The thread's last handle first: a caller's reads of one file come one after another, and the weak table's
-        // lookup costs more than the rest of a cached read's way to its system call. The handle is held weakly there too.
+        // The thread's last handle first: one file's reads come one after another, and the weak table's lookup costs
+        // more than the rest of a cached read's way to its system call.
         HandleFacts? last = t_last;
         if (last is not null && last._owner!.TryGetTarget(out SafeFileHandle? owner) && ReferenceEquals(owner, handle))
         {
             return last;
         }
-        HandleFacts facts = s_facts.GetValue(handle, s_probe);
+        HandleFacts facts = s_facts.GetValue(handle, Probe); // a static method group: the compiler caches its delegate
         facts._owner ??= new WeakReference<SafeFileHandle>(handle);
         t_last = facts;
         return facts;
@@ -117,10 +99,10 @@ internal sealed class HandleFacts
         return s_facts.TryAdd(handle, facts) ? facts : Of(handle);
     }
 
-    /// <summary>Whether the handle's facts have been learned (tests: that no operation looked them up again).</summary>
+    /// <summary>Whether the handle's facts have been learned (tests).</summary>
     internal static bool IsKnown(SafeFileHandle handle) => s_facts.TryGetValue(handle, out _);
 
-    /// <summary>Forgets the handle's facts (tests: so that any later lookup shows, by learning them again).</summary>
+    /// <summary>Forgets the handle's facts (tests: a later lookup shows by learning them again).</summary>
     internal static void Forget(SafeFileHandle handle)
     {
         if (s_facts.TryGetValue(handle, out HandleFacts? facts))
@@ -130,7 +112,7 @@ internal sealed class HandleFacts
         }
     }
 
-    /// <summary>Learns the facts of a handle from the kernel alone, as for a handle opened elsewhere (not cached).</summary>
+    /// <summary>Learns the facts of a handle from the kernel alone (not cached).</summary>
     internal static HandleFacts Probe(SafeFileHandle handle) => Learn(handle, OpenedFile.Unknown);
 
     private static unsafe HandleFacts Learn(SafeFileHandle handle, in OpenedFile opened)
@@ -142,12 +124,8 @@ internal sealed class HandleFacts
         }
         try
         {
-            int flags;
-            if (opened.IsKnown)
-            {
-                flags = opened.Flags;
-            }
-            else
+            int flags = opened.Flags;
+            if (!opened.IsKnown)
             {
                 flags = Libc.Fcntl(handle, LinuxConstants.F_GETFL, 0);
                 facts.SystemCalls++;

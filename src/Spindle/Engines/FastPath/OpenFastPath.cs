@@ -5,12 +5,10 @@ using Spindle.Interop;
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// The open's counterpart of the page-cache read fast path: an open whose path the kernel's lookup cache already
-/// holds is made on the caller's thread with <c>openat2(RESOLVE_CACHED)</c>, which fails with EAGAIN instead of
-/// reading a directory from the disk; only those go to the ring. Like io_uring's own first attempt it opens with
-/// O_NONBLOCK, so that a FIFO or a device does not wait on the caller's thread (the caller treats such a file as
-/// io_uring's), and takes O_NONBLOCK off again. Needs Linux 5.12; opens that create or truncate never qualify
-/// (the kernel refuses them with RESOLVE_CACHED).
+/// An open whose path the kernel's lookup cache holds is made on the caller's thread with <c>openat2(RESOLVE_CACHED)</c>,
+/// which fails with EAGAIN rather than read a directory from the disk; only those go to the ring. Like io_uring's first
+/// attempt it opens with O_NONBLOCK, so that a FIFO or device does not wait here, then takes it off. Needs Linux 5.12;
+/// the kernel refuses opens that create or truncate with RESOLVE_CACHED.
 /// </summary>
 internal static unsafe class OpenFastPath
 {
@@ -29,10 +27,7 @@ internal static unsafe class OpenFastPath
     /// <summary>Whether opens may be tried on the caller's thread: the kernel knows RESOLVE_CACHED and the read fast path is on.</summary>
     internal static readonly bool Enabled = ReadFastPath.Enabled && Probe();
 
-    /// <summary>
-    /// The open on the caller's thread: a descriptor (O_NONBLOCK already taken off), a negated errno, or -EAGAIN when
-    /// the lookup needs the disk (or the open would wait) and the ring must open it.
-    /// </summary>
+    /// <summary>A descriptor (O_NONBLOCK taken off), a negated errno, or -EAGAIN when the ring must open it (the lookup needs the disk, or the open would wait).</summary>
     internal static int TryOpen(ReadOnlySpan<char> fullPath, int flags)
     {
         int length = Encoding.UTF8.GetByteCount(fullPath);

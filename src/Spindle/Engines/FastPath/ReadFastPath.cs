@@ -7,10 +7,9 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// Serves an asynchronous read from the page cache on the caller's thread with
-/// <c>preadv2(RWF_NOWAIT)</c>: when the pages are cached, a copy costs less than any round trip
-/// through a pool thread or a ring. When they are not, the kernel says EAGAIN at once and the
-/// engine takes over.
+/// Serves an asynchronous read from the page cache on the caller's thread with <c>preadv2(RWF_NOWAIT)</c>: a copy of
+/// cached pages costs less than any round trip through a pool thread or a ring; otherwise the kernel says EAGAIN at
+/// once and the engine takes over.
 /// </summary>
 internal static unsafe class ReadFastPath
 {
@@ -18,10 +17,8 @@ internal static unsafe class ReadFastPath
     internal static readonly bool Enabled = !SpindleSwitches.DisableReadFastPath;
 
     /// <summary>
-    /// Tries the read. Returns the bytes read from cached pages (possibly fewer than asked, 0 at
-    /// the end of the file), or -1 when the engine must do the read: nothing cached, a handle
-    /// without positions, an <c>O_DIRECT</c> handle, or any error (the engine reports errors as
-    /// System.IO does). <paramref name="facts"/> are the handle's.
+    /// The bytes read from cached pages (possibly fewer than asked, 0 at the end of the file), or -1 when the engine
+    /// must do the read: nothing cached, no position, <c>O_DIRECT</c>, or any error (the engine reports it as System.IO).
     /// </summary>
     internal static int TryRead(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, IoEngine engine)
     {
@@ -43,9 +40,7 @@ internal static unsafe class ReadFastPath
                     }
                     return -1;
                 }
-                SpindleMetrics.FastPathHit();
-                SpindleMetrics.Operation(engine, IoDirection.Read, result, IoMechanism.FastPath);
-                return (int)result;
+                return (int)Hit(result, engine);
             }
         }
         catch (ObjectDisposedException)
@@ -59,60 +54,58 @@ internal static unsafe class ReadFastPath
     private static bool MayTry(SafeFileHandle handle, HandleFacts facts, long fileOffset)
         => fileOffset >= 0 && facts.NonBlockingReads && !(SyscallSeam.Enabled && SyscallSeam.IsArmed(handle));
 
-    /// <summary>
-    /// Whether a short non-blocking read of <paramref name="read"/> bytes at <paramref name="fileOffset"/>
-    /// stopped at the end of the file. The page cache copies whole pages: a read that stops for want of
-    /// a cached page stops at a page boundary, so one that stops inside a page stopped at the end of the
-    /// file, where a blocking read would have stopped too. One that stops on a boundary may be either,
-    /// and the engine finds out.
-    /// </summary>
+    // A read the page cache served, counted as such.
+    private static long Hit(long bytes, IoEngine engine)
+    {
+        SpindleMetrics.FastPathHit();
+        SpindleMetrics.Operation(engine, IoDirection.Read, bytes, IoMechanism.FastPath);
+        return bytes;
+    }
+
+    // Whether a short non-blocking read stopped at the end of the file. The page cache copies whole pages, so a read
+    // short of a cached page stops on a page boundary: one that stops inside a page met the end of the file. One that
+    // stops on a boundary may be either, and the engine finds out.
     private static bool EndsAtEndOfFile(long fileOffset, long read) => read > 0 && ((fileOffset + read) & (PageSize - 1)) != 0;
 
     // The granularity of the page cache (folios are whole pages).
     private static readonly long PageSize = Environment.SystemPageSize;
 
-    /// <summary>Turns the read fast path off for one handle (<see cref="SpindleFileOptions.ReadFastPath"/> set to false).</summary>
-    internal static void DisableFor(SafeFileHandle handle) => HandleFacts.Of(handle).NonBlockingReads = false;
-
-    /// <summary>As <see cref="DisableFor(SafeFileHandle)"/> for a handle just opened, from what its open learned.</summary>
+    /// <summary>Turns the read fast path off for a handle just opened (<see cref="SpindleFileOptions.ReadFastPath"/> set to false).</summary>
     internal static void DisableFor(SafeFileHandle handle, in OpenedFile opened) => HandleFacts.Of(handle, opened).NonBlockingReads = false;
 
     /// <summary>
     /// True when a read or scatter read is done from cached pages (<paramref name="completed"/> bytes). When only part of
-    /// a single buffer was cached, <paramref name="request"/> becomes the rest (<see cref="FileRequest.After"/>), so that
-    /// the caller still gets one full read, as from System.IO.
+    /// one buffer was cached, <paramref name="request"/> becomes the rest: the caller still gets one full read.
     /// </summary>
     internal static bool TryServe(ref FileRequest request, IoEngine engine, out long completed)
     {
-        switch (request.Kind)
+        if (request.Kind == RequestKind.ReadScatter)
         {
-            case RequestKind.Read:
-                Memory<byte> buffer = request.Destination;
-                long offset = request.Offset;
-                if (TryComplete(request.Handle, request.Facts, ref buffer, ref offset, engine, out int prefix, out int read))
-                {
-                    completed = read;
-                    return true;
-                }
-                if (prefix > 0)
-                {
-                    request = request.After(prefix);
-                }
-                completed = 0;
-                return false;
-            case RequestKind.ReadScatter:
-                completed = TryReadScatter(request.Handle, request.Facts, request.Destinations!, request.Offset, engine);
-                return completed >= 0;
-            default:
-                completed = 0;
-                return false;
+            completed = TryReadScatter(request.Handle, request.Facts, request.Destinations!, request.Offset, engine);
+            return completed >= 0;
         }
+        completed = 0;
+        if (request.Kind != RequestKind.Read)
+        {
+            return false;
+        }
+        Memory<byte> buffer = request.Destination;
+        long offset = request.Offset;
+        if (TryComplete(request.Handle, request.Facts, ref buffer, ref offset, engine, out int prefix, out int read))
+        {
+            completed = read;
+            return true;
+        }
+        if (prefix > 0)
+        {
+            request = request.After(prefix);
+        }
+        return false;
     }
 
     /// <summary>
-    /// The fast path for one buffer: true when the read is done (<paramref name="completed"/> bytes, all asked for or up
-    /// to the end of the file). When only part was cached, the buffer and offset are moved past it and
-    /// <paramref name="prefix"/> says how much, so that the engine reads the rest.
+    /// One buffer: true when the read is done (<paramref name="completed"/> bytes: all, or up to the end of the file).
+    /// When only part was cached, buffer and offset move past it and <paramref name="prefix"/> says how much.
     /// </summary>
     internal static bool TryComplete(SafeFileHandle handle, HandleFacts facts, ref Memory<byte> buffer, ref long fileOffset, IoEngine engine, out int prefix, out int completed)
     {
@@ -133,10 +126,8 @@ internal static unsafe class ReadFastPath
     }
 
     /// <summary>
-    /// Tries a scatter read of cached pages. Returns the bytes read when every buffer was filled or the
-    /// read stopped inside a page (the end of the file), or -1 when the engine must do the read (then
-    /// from the start: a short result on a page boundary may be the end of the file or an uncached
-    /// page, and only the engine can tell which without blocking here).
+    /// A scatter read of cached pages: the bytes read when every buffer was filled or the read stopped inside a page
+    /// (the end of the file), else -1 and the engine reads it all again (a short read on a page boundary is ambiguous).
     /// </summary>
     internal static long TryReadScatter(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, IoEngine engine)
     {
@@ -153,9 +144,7 @@ internal static unsafe class ReadFastPath
             {
                 return -1;
             }
-            SpindleMetrics.FastPathHit();
-            SpindleMetrics.Operation(engine, IoDirection.Read, result, IoMechanism.FastPath);
-            return result;
+            return Hit(result, engine);
         }
         catch (ObjectDisposedException)
         {

@@ -1,9 +1,8 @@
 namespace Spindle.Engines.FastPath;
 
 /// <summary>
-/// Writes small buffers to cached regular files on the caller's thread. A buffered write to a local file system is a
-/// copy into the page cache (Linux has no RWF_NOWAIT for buffered writes on ext4): a thread hop or an io_uring round
-/// trip, which on ext4 ends in an io-wq worker doing the same copy, costs more than the copy. The <see cref="Router"/>
+/// Small buffered writes to a local file system, made on the caller's thread: they are copies into the page cache, and
+/// a hop or an io_uring round trip (on ext4 an io-wq worker doing the same copy) costs more. The <see cref="Router"/>
 /// decides which writes qualify; <see cref="InlineExecutor"/> makes them.
 /// </summary>
 internal static class WriteFastPath

@@ -57,7 +57,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
             throw;
         }
         var wait = new FifoWriterWait(readEnd, sink, wake, cancellationToken);
-        wait._registration = cancellationToken.UnsafeRegister(static state => ((FifoWriterWait)state!).Wake(), wait);
+        wait._registration = cancellationToken.UnsafeRegister(static state => ReadinessWaiter.Wake(((FifoWriterWait)state!)._wake), wait);
         WorkerThreads.Blocking.Queue(wait);
         return wait._completion.Task;
     }
@@ -89,12 +89,6 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
         return Libc.Poll(&poll, 1, 0) > 0;
     }
 
-    private void Wake()
-    {
-        ulong one = 1;
-        _ = Libc.Write(_wake, (byte*)&one, sizeof(ulong));
-    }
-
     void IThreadPoolWorkItem.Execute()
     {
         int fd = (int)_readEnd.Handle!.DangerousGetHandle(); // referenced by the lease until this wait ends
@@ -123,7 +117,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
                 break;
             }
         }
-        _registration.Dispose(); // waits for a Wake running now: the eventfd is closed only after it
+        _registration.Dispose(); // waits for a wake-up running now: the eventfd is closed only after it
         Libc.Close(_wake);
         _sink.Close();
         _readEnd.Release();

@@ -90,7 +90,7 @@ internal sealed unsafe class ReadinessWaiter
             // Released already (ready or cancelled): the registration is not needed any more.
             registration.Dispose();
         }
-        Wake();
+        Wake(_wakeFd);
     }
 
     /// <summary>Called by an operation this waiter released when its system call is done: the next one on that descriptor may go.</summary>
@@ -100,7 +100,7 @@ internal sealed unsafe class ReadinessWaiter
         {
             _running.Remove(key);
         }
-        Wake();
+        Wake(_wakeFd);
     }
 
     private void Cancel(ThreadPoolOperation operation)
@@ -133,10 +133,11 @@ internal sealed unsafe class ReadinessWaiter
         return -1;
     }
 
-    private void Wake()
+    // Adds one to an eventfd (this waiter's, or a FifoWriterWait's): whoever polls it wakes.
+    internal static void Wake(int eventFd)
     {
         ulong one = 1;
-        Libc.Write(_wakeFd, (byte*)&one, sizeof(ulong));
+        Libc.Write(eventFd, (byte*)&one, sizeof(ulong));
     }
 
     private void Run()

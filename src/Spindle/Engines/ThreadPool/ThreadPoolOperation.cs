@@ -51,7 +51,6 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
         WaitUntilCompleted(token);
     }
 
-    /// <summary>Runs on a pool thread.</summary>
     public void Execute()
     {
         if (WaiterMayRun && Interlocked.Exchange(ref _claimed, 1) != 0)

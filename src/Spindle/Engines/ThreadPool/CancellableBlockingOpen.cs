@@ -3,11 +3,9 @@ using Spindle.Handles;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// An open that may wait for ever (a FIFO waiting for its other end), as <c>open(2)</c> does, on a thread of its own
-/// (<see cref="WorkerThreads.Blocking"/>), which its token cancels at once: the caller's task completes as cancelled
-/// while the thread still waits in the kernel (nothing interrupts that wait short of the other end coming), and when
-/// the open returns after all, the thread closes what it opened, so a cancelled open never leaves a descriptor behind.
-/// Exactly one of the two completes the task. Rare enough to allocate (a task and a registration per open).
+/// An open that may wait for ever (a FIFO waiting for its other end) on <see cref="WorkerThreads.Blocking"/>. Its token
+/// completes the task as cancelled at once, while the thread still waits in the kernel (nothing interrupts that wait);
+/// an open that returns after that closes what it opened, so no descriptor is left behind. Rare enough to allocate.
 /// </summary>
 internal sealed class CancellableBlockingOpen : IThreadPoolWorkItem
 {

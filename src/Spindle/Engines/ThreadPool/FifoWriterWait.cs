@@ -5,13 +5,11 @@ using Spindle.Syscalls;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// What <c>open(2)</c> waits for when it opens a FIFO for reading, for a read end that was opened without waiting
-/// (O_NONBLOCK, so that no ring worker is held by a FIFO): a writer. Such an open pairs with a writer already waiting in
-/// its own open, which then writes into the pipe at once; closing that read end to open again the waiting way would
-/// drop those bytes and wait for a writer that came and went. Instead the read end is kept: it is ready when a writer
-/// holds the FIFO, or came since it opened (bytes to read, or a writer that came and left). The kernel signals the last
-/// two to poll(2) but not a writer that came and has not written yet, so the wait, on a thread of Spindle's own, also
-/// looks for one every few milliseconds; the token wakes it at once through an eventfd.
+/// What <c>open(2)</c> of a FIFO for reading waits for, a writer, for a read end opened with O_NONBLOCK (so that no
+/// ring worker is held by a FIFO). That open pairs with a writer already waiting in its own open, which may write at
+/// once, so the read end is kept (reopening would drop those bytes): it is ready when a writer holds the FIFO or came
+/// since it opened. poll(2) does not signal a writer that has not written yet, so the wait, on a thread of Spindle's
+/// own, also looks for one every few milliseconds; the token wakes it at once through an eventfd.
 /// </summary>
 /// <remarks>Rare enough to allocate (a task, a pipe, an eventfd and a registration per wait).</remarks>
 internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
@@ -59,7 +57,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
             throw;
         }
         var wait = new FifoWriterWait(readEnd, sink, wake, cancellationToken);
-        wait._registration = cancellationToken.UnsafeRegister(static state => ((FifoWriterWait)state!).Wake(), wait);
+        wait._registration = cancellationToken.UnsafeRegister(static state => ReadinessWaiter.Wake(((FifoWriterWait)state!)._wake), wait);
         WorkerThreads.Blocking.Queue(wait);
         return wait._completion.Task;
     }
@@ -91,12 +89,6 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
         return Libc.Poll(&poll, 1, 0) > 0;
     }
 
-    private void Wake()
-    {
-        ulong one = 1;
-        _ = Libc.Write(_wake, (byte*)&one, sizeof(ulong));
-    }
-
     void IThreadPoolWorkItem.Execute()
     {
         int fd = (int)_readEnd.Handle!.DangerousGetHandle(); // referenced by the lease until this wait ends
@@ -125,7 +117,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
                 break;
             }
         }
-        _registration.Dispose(); // waits for a Wake running now: the eventfd is closed only after it
+        _registration.Dispose(); // waits for a wake-up running now: the eventfd is closed only after it
         Libc.Close(_wake);
         _sink.Close();
         _readEnd.Release();
@@ -144,17 +136,9 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
     }
 
     /// <summary>A pipe of the wait's own that <c>tee</c> copies a byte into, to learn whether the FIFO holds any.</summary>
-    private readonly struct Sink
+    private readonly struct Sink(int readEnd, int writeEnd)
     {
-        private readonly int _readEnd;
-
-        private Sink(int readEnd, int writeEnd)
-        {
-            _readEnd = readEnd;
-            WriteEnd = writeEnd;
-        }
-
-        internal int WriteEnd { get; }
+        internal int WriteEnd => writeEnd;
 
         internal static Sink Create()
         {
@@ -168,13 +152,13 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
         internal void Empty()
         {
             byte discarded;
-            _ = Libc.Read(_readEnd, &discarded, 1);
+            _ = Libc.Read(readEnd, &discarded, 1);
         }
 
         internal void Close()
         {
-            Libc.Close(_readEnd);
-            Libc.Close(WriteEnd);
+            Libc.Close(readEnd);
+            Libc.Close(writeEnd);
         }
     }
 }

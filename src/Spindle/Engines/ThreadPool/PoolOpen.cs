@@ -4,12 +4,10 @@ using Spindle.Interop;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// The synchronous open on a thread-pool thread, for engines without a ring: a pooled task source (<see cref="PooledTaskSource{T}"/>)
-/// that is its own work item, so an open allocates nothing beyond the handle. A token cancelled before the work
-/// item runs completes it as cancelled without opening; once <c>open(2)</c> started, the open runs to its end. A FIFO,
-/// whose open waits for its other end, is handed to <see cref="CancellableBlockingOpen"/>, which its token cancels at
-/// any time (one <c>statx</c> of the path on the pool thread finds it; a path that becomes a FIFO after that opens
-/// here).
+/// The synchronous open on a pool thread, for engines without a ring; pooled and its own work item, so an open
+/// allocates nothing beyond the handle. A token cancelled before it runs cancels it; once <c>open(2)</c> started, it
+/// runs to its end. A FIFO (one <c>statx</c> on the pool thread finds it), whose open waits for its other end, goes to
+/// <see cref="CancellableBlockingOpen"/>, which its token cancels at any time.
 /// </summary>
 internal sealed unsafe class PoolOpen : PooledTaskSource<OpenedHandle>, IThreadPoolWorkItem
 {

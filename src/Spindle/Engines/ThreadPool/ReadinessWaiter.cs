@@ -7,18 +7,15 @@ namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
 /// One thread that waits with poll(2) until a pipe, socket or device can be read or written, so that an idle read
-/// holds no thread and stays cancellable while it waits, as a queued System.IO operation does. A ready operation runs
-/// on a blocking thread, where its system call returns at once. Per descriptor and direction one operation runs at a
-/// time, in the order they came: a pipe serialises them anyway, and a byte for one reader wakes one thread.
-/// <para>
-/// Who owns what: a waiting operation's handle is referenced by the waiter (its descriptor cannot be reused while
-/// polled); the lists are guarded by one lock; the poll thread never runs user code.
-/// </para>
+/// holds no thread and stays cancellable, as a queued System.IO operation does; the ready operation then runs on a
+/// blocking thread. Per descriptor and direction one operation runs at a time, in arrival order: a pipe serialises
+/// them anyway, and a byte for one reader wakes one thread. A waiting operation's handle is referenced (its descriptor
+/// cannot be reused while polled); the lists are guarded by one lock; the poll thread never runs user code.
 /// </summary>
 internal sealed unsafe class ReadinessWaiter
 {
     private static ReadinessWaiter? s_instance;
-    private static readonly Lock s_createLock = new();
+    private static object? s_createLock;
     private static readonly Action<object?> s_cancel = static state => Instance.Cancel((ThreadPoolOperation)state!);
 
     private readonly Lock _lock = new();
@@ -29,8 +26,7 @@ internal sealed unsafe class ReadinessWaiter
     // Poll thread only.
     private PollFd* _polls;
     private int _pollCapacity;
-    private long[] _pollKeys = new long[16];
-    private readonly Dictionary<long, int> _pollIndex = [];
+    private readonly HashSet<long> _polled = []; // keys already in the poll set
 
     private struct Waiting
     {
@@ -40,11 +36,20 @@ internal sealed unsafe class ReadinessWaiter
         public CancellationTokenRegistration Registration;
     }
 
-    private ReadinessWaiter(int wakeFd) => _wakeFd = wakeFd;
+    // Made once, under s_createLock: its thread starts before it is published.
+    private ReadinessWaiter()
+    {
+        _wakeFd = Libc.EventFd(0, OpenFlags.O_CLOEXEC); // EFD_CLOEXEC is O_CLOEXEC
+        if (_wakeFd < 0)
+        {
+            throw IoErrors.ForErrno(Marshal.GetLastPInvokeError(), path: null);
+        }
+        new Thread(Run) { IsBackground = true, Name = "Spindle readiness" }.UnsafeStart();
+    }
 
     /// <summary>The process's waiter, started on first use.</summary>
     /// <exception cref="IOException">No descriptor was left for its eventfd.</exception>
-    internal static ReadinessWaiter Instance => Volatile.Read(ref s_instance) ?? Create();
+    internal static ReadinessWaiter Instance => LazyInitializer.EnsureInitialized(ref s_instance, ref s_createLock, static () => new ReadinessWaiter());
 
     /// <summary>Operations waiting for their descriptor (tests and diagnostics).</summary>
     internal int WaitingCount
@@ -58,37 +63,14 @@ internal sealed unsafe class ReadinessWaiter
         }
     }
 
-    private static ReadinessWaiter Create()
-    {
-        lock (s_createLock)
-        {
-            if (s_instance is not null)
-            {
-                return s_instance;
-            }
-            int fd = Libc.EventFd(0, OpenFlags.O_CLOEXEC); // EFD_CLOEXEC is O_CLOEXEC
-            if (fd < 0)
-            {
-                throw IoErrors.ForErrno(Marshal.GetLastPInvokeError(), path: null);
-            }
-            var waiter = new ReadinessWaiter(fd);
-            var thread = new Thread(waiter.Run) { IsBackground = true, Name = "Spindle readiness" };
-            thread.UnsafeStart();
-            Volatile.Write(ref s_instance, waiter);
-            return waiter;
-        }
-    }
-
     /// <summary>
-    /// Holds <paramref name="operation"/> until <paramref name="handle"/> is readable (or writable), then
-    /// queues it on <see cref="WorkerThreads.Blocking"/>. A cancelled token releases it at once, and its run
-    /// reports the cancellation.
+    /// Holds <paramref name="operation"/> until <paramref name="handle"/> is readable (or writable), then queues it on
+    /// <see cref="WorkerThreads.Blocking"/>; a cancelled token releases it at once (its run reports the cancellation).
     /// </summary>
     internal void Wait(ThreadPoolOperation operation, SafeFileHandle handle, bool write, CancellationToken cancellationToken)
     {
         HandleLease lease = HandleLease.Acquire(handle); // the descriptor sits in the poll set until the operation is released
-        long key = ((long)HandleIo.Fd(handle) << 1) | (write ? 1L : 0L);
-        operation.ReadinessKey = key;
+        long key = Key(HandleIo.Fd(handle), write);
         lock (_lock)
         {
             _waiting.Add(new Waiting { Operation = operation, Handle = lease, Key = key });
@@ -108,7 +90,7 @@ internal sealed unsafe class ReadinessWaiter
             // Released already (ready or cancelled): the registration is not needed any more.
             registration.Dispose();
         }
-        Wake();
+        Wake(_wakeFd);
     }
 
     /// <summary>Called by an operation this waiter released when its system call is done: the next one on that descriptor may go.</summary>
@@ -118,7 +100,7 @@ internal sealed unsafe class ReadinessWaiter
         {
             _running.Remove(key);
         }
-        Wake();
+        Wake(_wakeFd);
     }
 
     private void Cancel(ThreadPoolOperation operation)
@@ -134,8 +116,7 @@ internal sealed unsafe class ReadinessWaiter
             taken = _waiting[index];
             _waiting.RemoveAt(index);
         }
-        // Not marked running: the operation sees its cancelled token and makes no system call.
-        taken.Operation!.ReadinessKey = -1;
+        // Not marked running (ReadinessKey stays -1): the operation sees its cancelled token and makes no system call.
         taken.Handle.Release();
         System.Threading.ThreadPool.UnsafeQueueUserWorkItem(taken.Operation!, preferLocal: false);
     }
@@ -152,10 +133,11 @@ internal sealed unsafe class ReadinessWaiter
         return -1;
     }
 
-    private void Wake()
+    // Adds one to an eventfd (this waiter's, or a FifoWriterWait's): whoever polls it wakes.
+    internal static void Wake(int eventFd)
     {
         ulong one = 1;
-        Libc.Write(_wakeFd, (byte*)&one, sizeof(ulong));
+        Libc.Write(eventFd, (byte*)&one, sizeof(ulong));
     }
 
     private void Run()
@@ -177,7 +159,7 @@ internal sealed unsafe class ReadinessWaiter
             {
                 if (_polls[i].Revents != 0)
                 {
-                    Release(_pollKeys[i]);
+                    Release(Key(_polls[i].Fd, _polls[i].Events == Libc.POLLOUT));
                 }
             }
         }
@@ -186,22 +168,26 @@ internal sealed unsafe class ReadinessWaiter
     // The poll set: the wake-up eventfd, then each descriptor-and-direction with a waiting operation and none running.
     private int Collect()
     {
-        _pollIndex.Clear();
+        _polled.Clear();
         lock (_lock)
         {
-            EnsurePollCapacity(_waiting.Count + 1);
+            if (_waiting.Count + 1 > _pollCapacity)
+            {
+                int capacity = Math.Max(_waiting.Count + 1, _pollCapacity * 2);
+                _polls = (PollFd*)NativeMemory.Realloc(_polls, (nuint)capacity * (nuint)sizeof(PollFd));
+                _pollCapacity = capacity;
+            }
             _polls[0] = new PollFd { Fd = _wakeFd, Events = Libc.POLLIN };
             int watched = 0;
             for (int i = 0; i < _waiting.Count; i++)
             {
                 long key = _waiting[i].Key;
-                if (_running.Contains(key) || !_pollIndex.TryAdd(key, watched + 1))
+                if (_running.Contains(key) || !_polled.Add(key))
                 {
                     continue;
                 }
                 watched++;
                 _polls[watched] = new PollFd { Fd = (int)(key >> 1), Events = (key & 1) != 0 ? Libc.POLLOUT : Libc.POLLIN };
-                _pollKeys[watched] = key;
             }
             return watched;
         }
@@ -231,17 +217,9 @@ internal sealed unsafe class ReadinessWaiter
         // After this, no cancellation callback runs for this wait (one running now is waited for; it finds nothing).
         taken.Registration.Dispose();
         taken.Handle.Release();
+        taken.Operation.ReadinessKey = key; // its run calls Done(key); published by the queue
         WorkerThreads.Blocking.Queue(taken.Operation);
     }
 
-    private void EnsurePollCapacity(int count)
-    {
-        if (count > _pollCapacity)
-        {
-            int capacity = Math.Max(count, _pollCapacity * 2);
-            _polls = (PollFd*)NativeMemory.Realloc(_polls, (nuint)capacity * (nuint)sizeof(PollFd));
-            _pollCapacity = capacity;
-            Array.Resize(ref _pollKeys, capacity);
-        }
-    }
+    private static long Key(int fd, bool write) => ((long)fd << 1) | (write ? 1L : 0L);
 }

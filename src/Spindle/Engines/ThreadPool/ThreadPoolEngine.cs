@@ -3,11 +3,10 @@ using Spindle.Engines.FastPath;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// What .NET does on Unix: each operation is a blocking system call on a thread-pool thread, queued as System.IO's are.
-/// This class also executes every engine's <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/> requests
-/// (<see cref="Router"/>): the latter (pipes, sockets, devices, which may wait for ever) first wait for their descriptor
-/// in <see cref="ReadinessWaiter"/>, then run on <see cref="WorkerThreads.Blocking"/>, never holding a pool thread
-/// that another request needs.
+/// What .NET does on Unix: a blocking system call on a pool thread per operation, queued as System.IO's are. Also runs
+/// every engine's <see cref="Mechanism.Pool"/> and <see cref="Mechanism.Blocking"/> requests (<see cref="Router"/>):
+/// the latter (pipes, sockets, devices: they may wait for ever) wait in <see cref="ReadinessWaiter"/>, then run on
+/// <see cref="WorkerThreads.Blocking"/>, never holding a pool thread that another request needs.
 /// </summary>
 internal sealed class ThreadPoolEngine : FileIoEngine
 {
@@ -25,7 +24,7 @@ internal sealed class ThreadPoolEngine : FileIoEngine
     /// <summary>Runs <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here (its metrics carry that engine).</summary>
     internal RequestTask RunOnWorker(in FileRequest request, Mechanism mechanism, IoEngine routedBy)
     {
-        ThreadPoolOperation operation = t_spare ?? _pool.TryRent() ?? new ThreadPoolOperation(this);
+        ThreadPoolOperation operation = t_spare ?? _pool.TryRent() ?? new ThreadPoolOperation();
         t_spare = null;
         operation.Prepare(request, routedBy);
         short version = operation.Version;
@@ -33,15 +32,15 @@ internal sealed class ThreadPoolEngine : FileIoEngine
         return RequestTask.Pending(operation, version);
     }
 
-    /// <summary>Keeps an operation whose result was taken for the next request (any thread); false when there is no room and it must be let go.</summary>
-    internal bool Return(ThreadPoolOperation operation)
+    /// <summary>Keeps an operation whose result was taken for the next request (any thread), or lets it go when there is no room.</summary>
+    internal void Return(ThreadPoolOperation operation)
     {
         if (t_spare is null)
         {
             t_spare = operation;
-            return true;
+            return;
         }
-        return _pool.Return(operation);
+        _pool.Return(operation);
     }
 
     private static void Queue(ThreadPoolOperation operation, in FileRequest request, Mechanism mechanism)
@@ -61,9 +60,8 @@ internal sealed class ThreadPoolEngine : FileIoEngine
             }
             return;
         }
-        // Counted where it tells the router something: a request on a file system that only pool threads serve
-        // well makes no other request's ring submission pay, and the count's two atomic operations per request
-        // are a measurable part of a cached read's cost.
+        // Counted only where it tells the router something (a file system only pool threads serve well must not make
+        // other requests' ring submissions pay): two atomic operations per request, part of a cached read's cost.
         if (!facts.RefusesNonBlockingIo)
         {
             FileRequestsInFlight.Enter();

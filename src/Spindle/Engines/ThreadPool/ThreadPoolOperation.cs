@@ -3,24 +3,17 @@ using Spindle.Diagnostics;
 namespace Spindle.Engines.ThreadPool;
 
 /// <summary>
-/// One file operation that queues itself on the thread pool, runs the blocking system call there and
-/// completes its own <see cref="ValueTask"/>: the work item and the task source are the same pooled
-/// object, so a steady stream of operations allocates nothing.
+/// One blocking system call on a pool thread (or a thread of Spindle's own): the work item and the task source are the
+/// same pooled object, so a steady stream of operations allocates nothing.
 /// </summary>
 internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkItem
 {
-    private readonly ThreadPoolEngine _owner;                  // where the object goes back after GetResult
     private FileRequest _request;                              // what to run; default while pooled
     private int _claimed;                                      // 1 once a thread runs the call: the pool's, or one waiting for the result
     private int _releases;                                     // 2 while a waiter ran the call and the pool's queue still holds this object
     private IoEngine _routedBy;                                // the engine whose router sent it here: the metrics' engine
 
-    internal ThreadPoolOperation(ThreadPoolEngine owner) => _owner = owner;
-
-    /// <summary>
-    /// Whether a thread that asks for the result before the pool ran the call may run it itself: a plain pool work item
-    /// (not one a readiness wait or a blocking thread releases). Every pool thread may be such a waiter.
-    /// </summary>
+    /// <summary>Whether a thread that asks for the result before the call started may run it itself (a plain pool work item).</summary>
     internal bool WaiterMayRun { get; set; }
 
     /// <summary>The descriptor-and-direction key under which <see cref="ReadinessWaiter"/> released this operation, or -1.</summary>
@@ -29,7 +22,7 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     /// <summary>Whether the operation counts in <see cref="FileRequestsInFlight"/> (a file or block device on a pool thread).</summary>
     internal bool CountedInFlight { get; set; }
 
-    /// <summary>Takes <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent to a pool thread or a thread of Spindle's own.</summary>
+    /// <summary>Takes <paramref name="request"/>, which the router of <paramref name="routedBy"/> sent here.</summary>
     internal void Prepare(in FileRequest request, IoEngine routedBy)
     {
         _request = request;
@@ -40,9 +33,8 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     }
 
     /// <summary>
-    /// The result asked for before completion (sync-over-async): when no pool thread has started the call yet, the
-    /// waiting thread runs it itself instead of waiting for a pool whose threads may all be waiters like it. The
-    /// queue's entry then finds the call taken and only lets the object go back to its pool.
+    /// Sync-over-async: a waiter runs a call no pool thread has started, rather than wait for a pool whose threads may
+    /// all be waiters like it; the queue's entry then only lets the object go back to its pool.
     /// </summary>
     private protected override void WaitForCompletion(short token)
     {
@@ -59,7 +51,6 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
         WaitUntilCompleted(token);
     }
 
-    /// <summary>Runs on a pool thread.</summary>
     public void Execute()
     {
         if (WaiterMayRun && Interlocked.Exchange(ref _claimed, 1) != 0)
@@ -118,7 +109,7 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
     {
         if (Volatile.Read(ref _releases) == 0 || Interlocked.Decrement(ref _releases) == 0)
         {
-            _owner.Return(this);
+            ThreadPoolEngine.Instance.Return(this);
         }
     }
 

@@ -61,11 +61,23 @@ public class EngineSelectionTests
         }
         long before = EngineCounts.Of(engine.Thread).SubmittingEnters;
         var tasks = new Task[Count];
-        for (int i = 0; i < Count; i++)
+        // The writes wait in their lane until all have started, as when they overlap on a busy ring: whether they
+        // overlap by themselves depends on how fast the kernel finishes each one against how fast this thread starts
+        // the next, which a loaded machine turns around.
+        EngineCounts.Of(engine.Thread).HoldPending = true;
+        try
         {
-            // Without the inline write fast path, so that the writes go through the ring once they overlap.
-            tasks[i] = engine.WriteAsync(handle, data.AsMemory(i * 512, 512), i * 512L, useFastPath: false, default).AsTask();
+            for (int i = 0; i < Count; i++)
+            {
+                // Without the inline write fast path, so that the writes go through the ring.
+                tasks[i] = engine.WriteAsync(handle, data.AsMemory(i * 512, 512), i * 512L, useFastPath: false, default).AsTask();
+            }
         }
+        finally
+        {
+            EngineCounts.Of(engine.Thread).HoldPending = false;
+        }
+        engine.Thread.Flush();
         await Task.WhenAll(tasks).WaitAsync(TimeSpan.FromSeconds(30));
         long enters = EngineCounts.Of(engine.Thread).SubmittingEnters - before;
 

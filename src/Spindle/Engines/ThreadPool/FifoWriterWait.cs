@@ -37,6 +37,7 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
     {
         var sink = Sink.Create();
         int wake = -1;
+        FifoWriterWait wait;
         try
         {
             if (WriterCame((int)readEnd.DangerousGetHandle(), sink)) // the caller keeps the handle open through this call
@@ -50,13 +51,17 @@ internal sealed unsafe class FifoWriterWait : IThreadPoolWorkItem
             {
                 throw IoErrors.ForErrno(Errno.Last, path: null);
             }
+            wait = new FifoWriterWait(readEnd, sink, wake, cancellationToken); // a handle disposed meanwhile throws here
         }
         catch
         {
             sink.Close();
+            if (wake >= 0)
+            {
+                Libc.Close(wake);
+            }
             throw;
         }
-        var wait = new FifoWriterWait(readEnd, sink, wake, cancellationToken);
         wait._registration = cancellationToken.UnsafeRegister(static state => ReadinessWaiter.Wake(((FifoWriterWait)state!)._wake), wait);
         WorkerThreads.Blocking.Queue(wait);
         return wait._completion.Task;

@@ -25,7 +25,7 @@ internal abstract partial class FileIoEngine
             ValueTask<int> read;
             try
             {
-                read = ReadAsync(request.Handle, request.Buffer, BatchOffset(request), cancellationToken);
+                read = ReadAsync(request.Handle, FastPath.HandleFacts.Of(request.Handle), request.Buffer, BatchOffset(request), FastPath.ReadFastPath.Enabled, cancellationToken);
             }
             catch (Exception e)
             {

@@ -9,7 +9,7 @@ namespace Spindle.Engines;
 /// One way of running asynchronous file operations. Arguments arrive validated; a negative <c>fileOffset</c> means the
 /// handle has no position. Writes complete only when every byte is written. Engines keep the handle referenced and the
 /// buffer pinned until the kernel is done with them. Every request becomes one <see cref="FileRequest"/> and goes
-/// through <see cref="Run"/>; the forms without <see cref="HandleFacts"/> look them up, for callers with a raw handle.
+/// through <see cref="Run"/>, with the handle's <see cref="HandleFacts"/> its caller looked up where the handle entered.
 /// </summary>
 internal abstract partial class FileIoEngine
 {
@@ -38,33 +38,17 @@ internal abstract partial class FileIoEngine
     internal virtual RequestTask RunOnRing(in FileRequest request)
         => throw new InvalidOperationException($"The {Kind} engine has no ring to run a {request.Kind} on.");
 
-    /// <summary>A read of a raw handle; cached data may be served on the caller's thread unless the process switched the fast path off.</summary>
-    public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-        => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, ReadFastPath.Enabled, cancellationToken);
-
-    public ValueTask<int> ReadAsync(SafeFileHandle handle, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-        => ReadAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
-
     /// <summary>A read; with <paramref name="useFastPath"/> cached pages may be read on the caller's thread first (the result is the same).</summary>
     public ValueTask<int> ReadAsync(SafeFileHandle handle, HandleFacts facts, Memory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Read(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsRead();
-
-    public ValueTask WriteAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-        => WriteAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>A write of every byte; with <paramref name="useFastPath"/> a small buffer may be copied into the page cache on the caller's thread.</summary>
     public ValueTask WriteAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.Write(handle, facts, buffer, fileOffset, useFastPath, cancellationToken)).AsWrite();
 
-    public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-        => ReadScatterAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
-
     /// <summary>A scatter read; <paramref name="useFastPath"/> as for <see cref="ReadAsync(SafeFileHandle, HandleFacts, Memory{byte}, long, bool, CancellationToken)"/>.</summary>
     public ValueTask<long> ReadScatterAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<Memory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
         => Run(FileRequest.ReadScatter(handle, facts, buffers, fileOffset, useFastPath, cancellationToken)).AsScatterRead();
-
-    public ValueTask WriteGatherAsync(SafeFileHandle handle, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
-        => WriteGatherAsync(handle, HandleFacts.Of(handle), buffers, fileOffset, useFastPath, cancellationToken);
 
     /// <summary>A gather write of every byte; <paramref name="useFastPath"/> as for <see cref="WriteAsync(SafeFileHandle, HandleFacts, ReadOnlyMemory{byte}, long, bool, CancellationToken)"/>.</summary>
     public ValueTask WriteGatherAsync(SafeFileHandle handle, HandleFacts facts, IReadOnlyList<ReadOnlyMemory<byte>> buffers, long fileOffset, bool useFastPath, CancellationToken cancellationToken)
@@ -74,15 +58,9 @@ internal abstract partial class FileIoEngine
     public ValueTask FlushToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
         => Run(FileRequest.Sync(handle, facts, dataOnly: false, cancellationToken)).AsWrite();
 
-    public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, CancellationToken cancellationToken)
-        => FlushDataToDiskAsync(handle, HandleFacts.Of(handle), cancellationToken);
-
     /// <summary><c>fdatasync</c>: the data, and the metadata needed to read it back, to the device.</summary>
     public ValueTask FlushDataToDiskAsync(SafeFileHandle handle, HandleFacts facts, CancellationToken cancellationToken)
         => Run(FileRequest.Sync(handle, facts, dataOnly: true, cancellationToken)).AsWrite();
-
-    public ValueTask WriteDurableAsync(SafeFileHandle handle, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)
-        => WriteDurableAsync(handle, HandleFacts.Of(handle), buffer, fileOffset, cancellationToken);
 
     /// <summary>A write of every byte that completes only when they are on the device (<c>RWF_DSYNC</c>, or a write and an <c>fdatasync</c>).</summary>
     public ValueTask WriteDurableAsync(SafeFileHandle handle, HandleFacts facts, ReadOnlyMemory<byte> buffer, long fileOffset, CancellationToken cancellationToken)

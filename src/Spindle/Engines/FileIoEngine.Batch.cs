@@ -19,13 +19,14 @@ internal abstract partial class FileIoEngine
         PendingRead[]? pending = null; // the reads that did not complete at once, awaited after all have started
         int pendingCount = 0;
         bool cancelled = false;        // a read that completed at once was cancelled by the token
+        FastPath.HandleFactsOfRun run = default; // a batch's members mostly share a handle
         for (int i = 0; i < span.Length; i++)
         {
             BatchReadRequest request = span[i];
             ValueTask<int> read;
             try
             {
-                read = ReadAsync(request.Handle, FastPath.HandleFacts.Of(request.Handle), request.Buffer, BatchOffset(request), FastPath.ReadFastPath.Enabled, cancellationToken);
+                read = ReadAsync(request.Handle, run.Of(request.Handle), request.Buffer, BatchOffset(request), FastPath.ReadFastPath.Enabled, cancellationToken);
             }
             catch (Exception e)
             {

@@ -13,7 +13,9 @@ internal struct CompletionHandOff
     private const int Taken = 3;        // completed (or being completed) by whoever took it
 
     private int _state;
-    private volatile bool _waiterPolls; // the waiter polls the ring: whoever completes it elsewhere kicks it out of the kernel
+
+    /// <summary>Whether the waiting thread polls the ring now: whoever completes it elsewhere kicks it out of the kernel.</summary>
+    internal volatile bool WaiterPolls;
 
     /// <summary>What a thread that asks for the result before completion does.</summary>
     internal enum Wait
@@ -21,13 +23,6 @@ internal struct CompletionHandOff
         Pending,        // wait (poll the ring, or sleep): the reaper hands the result over
         TakeQueued,     // done and queued, now taken by the waiter: complete the task here
         BeingCompleted, // another thread completes it right now
-    }
-
-    /// <summary>Whether the waiting thread polls the ring now.</summary>
-    internal bool WaiterPolls
-    {
-        readonly get => _waiterPolls;
-        set => _waiterPolls = value;
     }
 
     /// <summary>Starts a use: nobody waits yet.</summary>
@@ -42,7 +37,7 @@ internal struct CompletionHandOff
             return false;
         }
         _state = Taken;
-        waiterPolls = _waiterPolls;
+        waiterPolls = WaiterPolls;
         return true;
     }
 

@@ -138,13 +138,9 @@ internal sealed partial class IoUringEngine : FileIoEngine
     }
 
     internal override ValueTask<OpenedHandle> OpenAsync(OpenRequest request, CancellationToken cancellationToken)
-    {
-        if (cancellationToken.IsCancellationRequested)
-        {
-            return ValueTask.FromCanceled<OpenedHandle>(cancellationToken);
-        }
-        return RingOpen.OpenAsync(this, request, tryCached: Router.RouteOpen(request.Flags) == Mechanism.FastPath, cancellationToken);
-    }
+        => cancellationToken.IsCancellationRequested
+            ? ValueTask.FromCanceled<OpenedHandle>(cancellationToken)
+            : RingOpen.OpenAsync(this, request, tryCached: Router.RouteOpen(request.Flags) == Mechanism.FastPath, cancellationToken);
 
     internal override ValueTask CloseAsync(SafeFileHandle handle, bool mayWait)
     {

@@ -44,33 +44,26 @@ internal sealed class PendingLane
     internal int Queued => Volatile.Read(ref _queued);
 
     /// <summary>The next live entry (ring thread); stale entries of completed operations are dropped.</summary>
-    internal bool TryTake(out RingOperation operation, out uint generation)
+    internal bool TryTake(out (RingOperation Operation, uint Generation) entry)
     {
-        while (true)
+        do
         {
-            (RingOperation Operation, uint Generation) entry;
             if (_carried is { } carried)
             {
                 entry = carried;
                 _carried = null;
             }
-            else if (!_queue.TryDequeue(out entry))
-            {
-                operation = null!;
-                generation = 0;
-                return false;
-            }
-            else
+            else if (_queue.TryDequeue(out entry))
             {
                 Interlocked.Decrement(ref _queued);
             }
-            if (entry.Operation.IsQueued(entry.Generation))
+            else
             {
-                operation = entry.Operation;
-                generation = entry.Generation;
-                return true;
+                return false;
             }
         }
+        while (!entry.Operation.IsQueued(entry.Generation));
+        return true;
     }
 
     /// <summary>Puts back the operation just taken, to be placed first next time (ring thread).</summary>

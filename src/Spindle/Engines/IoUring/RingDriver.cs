@@ -174,11 +174,7 @@ internal sealed unsafe class RingDriver
     /// <summary>Places the caller's own read (the thread's wake-up) in the reserve; false when there is no room now.</summary>
     internal bool TryPlaceRead(int fd, void* buffer, uint length, ulong tag)
     {
-        if (!HasRoomForCancel)
-        {
-            return false;
-        }
-        IoUringSqe* sqe = _ring.TryGetSqe();
+        IoUringSqe* sqe = TryGetReserveSqe();
         if (sqe == null)
         {
             return false;
@@ -212,16 +208,11 @@ internal sealed unsafe class RingDriver
             // Only an operation the kernel holds needs ASYNC_CANCEL.
             if (target.State == RingOperation.OperationState.InKernel)
             {
-                if (!HasRoomForCancel)
-                {
-                    _carriedCancel = cancel;
-                    break;
-                }
-                IoUringSqe* sqe = _ring.TryGetSqe();
+                IoUringSqe* sqe = TryGetReserveSqe();
                 if (sqe == null)
                 {
-                    _carriedCancel = cancel;
-                    return;
+                    _carriedCancel = cancel; // no room now: the next fill places it first
+                    break;
                 }
                 sqe->Opcode = IORING_OP_ASYNC_CANCEL;
                 sqe->Fd = -1;
@@ -274,11 +265,15 @@ internal sealed unsafe class RingDriver
 
     private bool HasRoomForCancel => _inFlight < _ring.CqEntries;
 
+    // An SQE in the reserve (a cancellation, the thread's wake-up read), or null when there is no room now.
+    private IoUringSqe* TryGetReserveSqe() => HasRoomForCancel ? _ring.TryGetSqe() : null;
+
     /// <summary>Places a lane's operations while it has room; false when the SQ ring is full.</summary>
     private bool Place(PendingLane lane)
     {
-        while (lane.HasRoom && lane.TryTake(out RingOperation operation, out uint generation))
+        while (lane.HasRoom && lane.TryTake(out var entry))
         {
+            var (operation, generation) = entry;
             if (operation.CancelRequested)
             {
                 CancelQueued(operation, generation);

@@ -37,6 +37,7 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     private CancellationTokenRegistration _registration;
     private protected volatile bool _cancelRequested;        // the token was cancelled (CancelRequested says whether that stops the operation)
     private CompletionHandOff _handOff;                      // who completes the task once the kernel is done
+    private protected bool _shortenNext;                     // the test seam asked for a short transfer on the next SQE
 
     private protected RingOperation(IoUringEngine engine, int id)
     {
@@ -137,9 +138,22 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
     /// <summary>The test seam (<see cref="SyscallSeam"/>, armed only by tests): an errno to answer the next SQE with, or 0.</summary>
     internal virtual int DecideFault() => 0;
 
+    /// <summary>The test seam's answer for the next transfer of <paramref name="kind"/>: an errno, or 0 (it may ask for a short one).</summary>
+    private protected int DecideTransferFault(SyscallKind kind)
+    {
+        SyscallFault fault = SyscallSeam.Decide(_fd, kind);
+        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
+        return SyscallSeam.ErrnoOf(fault);
+    }
+
     /// <summary>The test seam: shortens the SQE <see cref="FillSqe"/> just filled when <see cref="DecideFault"/> asked for it.</summary>
     internal virtual void ApplyFault(IoUringSqe* sqe)
     {
+        if (_shortenNext)
+        {
+            _shortenNext = false;
+            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
+        }
     }
 
     /// <summary>The direction the metrics record for this kind of request.</summary>
@@ -154,16 +168,8 @@ internal abstract unsafe class RingOperation : TransferTaskSource, IThreadPoolWo
         _cancelRequested = false;
         _ranHere = false;
         ReissueFromRingThread = false;
-        if (handle is null)
-        {
-            _handle = default;
-            _fd = fd;
-        }
-        else
-        {
-            _handle = HandleLease.Acquire(handle);
-            _fd = HandleIo.Fd(handle);
-        }
+        _handle = handle is null ? default : HandleLease.Acquire(handle);
+        _fd = handle is null ? fd : HandleIo.Fd(handle);
     }
 
     /// <summary>Counts a file request in flight (until <see cref="Finish"/>) and hooks up cancellation; then the operation belongs to the ring.</summary>

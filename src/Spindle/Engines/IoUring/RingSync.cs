@@ -32,7 +32,6 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
     private int _cqesPending;       // CQEs still to come for the SQEs in flight (2 for a linked pair)
     private int _writeResult;       // the linked write's CQE result
     private int _syncResult;        // the linked sync's CQE result
-    private bool _shortenNext;      // the test seam asked for a short write on the next SQE
 
     static RingSync IRingOperationKind<RingSync>.Create(IoUringEngine engine, int id) => new(engine, id);
 
@@ -67,14 +66,7 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
         {
             return false;
         }
-        if (userData == UserData)
-        {
-            _writeResult = result;
-        }
-        else
-        {
-            _syncResult = result;
-        }
+        (userData == UserData ? ref _writeResult : ref _syncResult) = result;
         return --_cqesPending > 0;
     }
 
@@ -181,24 +173,13 @@ internal sealed unsafe class RingSync(IoUringEngine engine, int id) : RingOperat
         {
             return 0;
         }
-        SyscallFault fault = SyscallSeam.Decide(_fd, SyscallKind.Write);
-        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
-        int errno = SyscallSeam.ErrnoOf(fault);
+        int errno = DecideTransferFault(SyscallKind.Write);
         if (errno != 0 && _step == DurableStep.WriteThenSync)
         {
             _writeResult = -errno;
             _syncResult = -Errno.ECANCELED;
         }
         return errno;
-    }
-
-    internal override void ApplyFault(IoUringSqe* sqe)
-    {
-        if (_shortenNext)
-        {
-            _shortenNext = false;
-            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
-        }
     }
 
     internal override void ReleaseResources()

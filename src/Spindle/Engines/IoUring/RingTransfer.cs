@@ -25,7 +25,6 @@ internal sealed unsafe class RingTransfer(IoUringEngine engine, int id) : RingOp
     private long _prefix;                                    // bytes the fast path read before the operation started
     private IoUringBatch? _batch;                            // the batch this read belongs to, or null
     private int _batchIndex;                                 // its request's index in the batch
-    private bool _shortenNext;                               // the test seam asked for a short transfer on the next SQE
     private IoVector* _cutVectors;                           // the test seam's shortened iovec list
     private int _cutCapacity;
 
@@ -168,28 +167,18 @@ internal sealed unsafe class RingTransfer(IoUringEngine engine, int id) : RingOp
         batch.MemberCompleted(index, result, error, onRing: true);
     }
 
-    internal override int DecideFault()
-    {
-        SyscallKind kind = _vectorCount == 0
-            ? (_write ? SyscallKind.Write : SyscallKind.Read)
-            : (_write ? SyscallKind.WriteVector : SyscallKind.ReadVector);
-        SyscallFault fault = SyscallSeam.Decide(_fd, kind);
-        _shortenNext = fault == SyscallFault.ShortTransfer && SyscallSeam.Plausible(_offset);
-        return SyscallSeam.ErrnoOf(fault);
-    }
+    internal override int DecideFault() => DecideTransferFault(_vectorCount == 0
+        ? (_write ? SyscallKind.Write : SyscallKind.Read)
+        : (_write ? SyscallKind.WriteVector : SyscallKind.ReadVector));
 
     internal override void ApplyFault(IoUringSqe* sqe)
     {
-        if (!_shortenNext)
+        if (_vectorCount == 0 || !_shortenNext)
         {
+            base.ApplyFault(sqe);
             return;
         }
         _shortenNext = false;
-        if (_vectorCount == 0)
-        {
-            sqe->Length = (uint)SyscallSeam.Shorten(sqe->Length);
-            return;
-        }
         // READV/WRITEV: the kernel gets half the bytes; completion logic still measures against the whole chunk.
         int chunk = (int)sqe->Length;
         if (_cutCapacity < chunk)

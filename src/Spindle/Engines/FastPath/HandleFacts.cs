@@ -70,8 +70,7 @@ internal sealed class HandleFacts
     {
         // The thread's last handle first: one file's reads come one after another, and the weak table's lookup costs
         // more than the rest of a cached read's way to its system call.
-        HandleFacts? last = t_last;
-        if (last is not null && last._owner!.TryGetTarget(out SafeFileHandle? owner) && ReferenceEquals(owner, handle))
+        if (t_last is { } last && last._owner!.TryGetTarget(out SafeFileHandle? owner) && ReferenceEquals(owner, handle))
         {
             return last;
         }

@@ -43,11 +43,8 @@ internal abstract partial class FileIoEngine
             pending ??= ArrayPool<PendingRead>.Shared.Rent(span.Length - i);
             pending[pendingCount++] = new PendingRead(read, i);
         }
-        if (pending is null)
-        {
-            return cancelled ? ValueTask.FromCanceled(cancellationToken) : default;
-        }
-        return AwaitBatchAsync(pending, pendingCount, results, cancelled, cancellationToken);
+        return pending is not null ? AwaitBatchAsync(pending, pendingCount, results, cancelled, cancellationToken)
+            : cancelled ? ValueTask.FromCanceled(cancellationToken) : default;
     }
 
     /// <summary>The offset a batch request reads at: none (-1) for handles without positions.</summary>

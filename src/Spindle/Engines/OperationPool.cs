@@ -22,8 +22,7 @@ internal sealed class OperationPool<T> where T : class
     /// <summary>A free object, or null when the pool is empty.</summary>
     internal T? TryRent()
     {
-        int home = Home();
-        for (int i = 0; i < _stripes.Length; i++)
+        for (int i = 0, home = Home(); i < _stripes.Length; i++)
         {
             if (_stripes[(home + i) % _stripes.Length].TryPop() is { } item)
             {
@@ -36,8 +35,7 @@ internal sealed class OperationPool<T> where T : class
     /// <summary>Keeps the object for reuse; false when the pool is full and the caller must let it go.</summary>
     internal bool Return(T item)
     {
-        int home = Home();
-        for (int i = 0; i < _stripes.Length; i++)
+        for (int i = 0, home = Home(); i < _stripes.Length; i++)
         {
             if (_stripes[(home + i) % _stripes.Length].TryPush(item))
             {

@@ -136,17 +136,14 @@ internal static class Router
         => kind != RequestKind.Flush && length > 0 && facts.MayBlockIndefinitely ? Mechanism.Blocking : Mechanism.Inline;
 
     private static Mechanism RouteThreadPool(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool useFastPath)
-    {
-        if (kind != RequestKind.Flush && IsInlineCopy(facts, length))
+        => kind switch
         {
-            return Mechanism.Inline;
-        }
-        if (kind is RequestKind.Write or RequestKind.WriteGather && useFastPath && IsPageCacheCopy(facts, length, fileOffset))
-        {
-            return Mechanism.FastPath;
-        }
-        return kind != RequestKind.Flush && facts.MayBlockIndefinitely ? Mechanism.Blocking : Mechanism.Pool;
-    }
+            not RequestKind.Flush when IsInlineCopy(facts, length) => Mechanism.Inline,
+            RequestKind.Write or RequestKind.WriteGather when useFastPath && IsPageCacheCopy(facts, length, fileOffset)
+                => Mechanism.FastPath,
+            not RequestKind.Flush when facts.MayBlockIndefinitely => Mechanism.Blocking,
+            _ => Mechanism.Pool,
+        };
 
     // Row 3: a request on memory-backed storage small enough that the copy costs less than a hop to another thread.
     private static bool IsInlineCopy(HandleFacts facts, long length) => facts.SynchronousBackend && length > 0 && length <= EngineTunables.MaxInlineCopy;
@@ -178,18 +175,12 @@ internal static class Router
         {
             return Mechanism.Blocking;
         }
-        if (!read && useFastPath && fileOffset >= 0)
+        bool writeAtOffset = !read && useFastPath && fileOffset >= 0; // rows 7 and 8
+        if (writeAtOffset && IsPageCacheCopy(facts, length, fileOffset))
         {
-            if (IsPageCacheCopy(facts, length, fileOffset))
-            {
-                return Mechanism.FastPath;
-            }
-            if (facts.BufferedFile)
-            {
-                return Mechanism.Pool;
-            }
+            return Mechanism.FastPath;
         }
-        return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
+        return writeAtOffset && facts.BufferedFile || RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
     }
 
     // Row 9: a file system without non-blocking reads lacks the flag (FMODE_NOWAIT) io_uring looks for before it tries a
@@ -206,29 +197,16 @@ internal static class Router
     /// <paramref name="othersInFlight"/>: another request on a file or block device is in flight (not <see cref="FileRequestsInFlight.None"/>).
     /// </summary>
     internal static Mechanism RouteDurable(RequestKind kind, HandleFacts facts, long length, long fileOffset, bool othersInFlight)
-    {
-        switch (kind)
+        => kind switch
         {
-            case RequestKind.DataSync:
-                if (facts.MemoryFileSystem)
-                {
-                    return Mechanism.Inline; // nothing to write back, as row 0
-                }
-                return othersInFlight || facts.MayBlockIndefinitely ? Mechanism.Ring : Mechanism.Pool;
-            case RequestKind.WriteDurable:
-                if (length == 0)
-                {
-                    return Mechanism.Done;
-                }
-                if (facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce || facts.SynchronousBackend)
-                {
-                    return Mechanism.Inline;
-                }
-                return facts.BufferedFile || OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring;
-            default:
-                return Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, IoEngine.IoUring);
-        }
-    }
+            RequestKind.DataSync when facts.MemoryFileSystem => Mechanism.Inline, // nothing to write back, as row 0
+            RequestKind.DataSync => othersInFlight || facts.MayBlockIndefinitely ? Mechanism.Ring : Mechanism.Pool,
+            RequestKind.WriteDurable when length == 0 => Mechanism.Done,
+            RequestKind.WriteDurable when facts.NonBlocking && facts.MayBlockIndefinitely || facts.FailsAtOnce
+                || facts.SynchronousBackend => Mechanism.Inline,
+            RequestKind.WriteDurable => facts.BufferedFile || OnePoolHop(facts, othersInFlight) ? Mechanism.Pool : Mechanism.Ring,
+            _ => Route(RequestKind.Read, facts, length, fileOffset, useFastPath: true, IoEngine.IoUring),
+        };
 
     /// <summary>
     /// Where an open runs on the io_uring engine (rows 14 and 15). Row 14 leaves <c>O_CREAT</c> out (an existing file opens

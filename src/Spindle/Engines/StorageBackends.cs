@@ -15,24 +15,17 @@ internal static unsafe class StorageBackends
 
     /// <summary>Whether the block device <paramref name="major"/>:<paramref name="minor"/> is a RAM device (its sysfs name; cached per device).</summary>
     internal static bool IsRamBlockDevice(uint major, uint minor)
+        => major != 0 // else no block device is behind it (a pseudo or network file system)
+            && s_devices.GetOrAdd(((ulong)major << 32) | minor, static key => IsRamDevice((uint)(key >> 32), (uint)key));
+
+    // /sys/dev/block/M:m links to the device's directory, named after its driver's devices
+    // (zram0, ram0 for brd, pmem0); a partition's link ends in the partition's own name.
+    private static bool IsRamDevice(uint major, uint minor)
     {
-        if (major == 0)
-        {
-            return false; // no block device behind it (a pseudo or network file system)
-        }
-        ulong key = ((ulong)major << 32) | minor;
-        if (s_devices.TryGetValue(key, out bool ram))
-        {
-            return ram;
-        }
-        // /sys/dev/block/M:m links to the device's directory, named after its driver's devices
-        // (zram0, ram0 for brd, pmem0); a partition's link ends in the partition's own name.
         string name = Path.GetFileName(LinkTarget($"/sys/dev/block/{major}:{minor}")) ?? "";
-        ram = name.StartsWith("zram", StringComparison.Ordinal)
+        return name.StartsWith("zram", StringComparison.Ordinal)
             || name.StartsWith("pmem", StringComparison.Ordinal)
             || (name.StartsWith("ram", StringComparison.Ordinal) && name.Length > 3 && char.IsAsciiDigit(name[3]));
-        s_devices.TryAdd(key, ram);
-        return ram;
     }
 
     /// <summary>Whether <paramref name="fd"/> is an epoll descriptor: read(2) fails with EINVAL at once, io_uring never completes it.</summary>

@@ -66,8 +66,7 @@ internal static class SynchronousBatch
                             continue;
                         }
                         members[count] = i;
-                        prefixes[count] = prefix + cached;
-                        count++;
+                        prefixes[count++] = prefix + cached;
                         continue;
                     }
                     results[i] = new BatchReadResult(prefix + HandleIo.Read(request.Handle, buffer.Span, offset));

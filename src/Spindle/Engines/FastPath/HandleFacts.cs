@@ -70,8 +70,7 @@ internal sealed class HandleFacts
     {
         // The thread's last handle first: one file's reads come one after another, and the weak table's lookup costs
         // more than the rest of a cached read's way to its system call.
-        HandleFacts? last = t_last;
-        if (last is not null && last._owner!.TryGetTarget(out SafeFileHandle? owner) && ReferenceEquals(owner, handle))
+        if (t_last is { } last && last._owner!.TryGetTarget(out SafeFileHandle? owner) && ReferenceEquals(owner, handle))
         {
             return last;
         }
@@ -132,15 +131,10 @@ internal sealed class HandleFacts
             }
             int type = opened.FileType;
             StatxBuffer status = default;
-            bool haveStatus = false;
-            bool anonymous = false;
-            if (type == 0)
-            {
-                haveStatus = Stat(handle, facts, &status);
-                type = haveStatus ? status.Mode & LinuxConstants.S_IFMT : 0;
-                // No file type at all: an anonymous inode (eventfd, timerfd, signalfd, inotify, epoll).
-                anonymous = haveStatus && type == 0;
-            }
+            bool haveStatus = type == 0 && Stat(handle, facts, &status);
+            type = haveStatus ? status.Mode & LinuxConstants.S_IFMT : type;
+            // No file type at all: an anonymous inode (eventfd, timerfd, signalfd, inotify, epoll).
+            bool anonymous = haveStatus && type == 0;
             facts.CharacterDevice = type == LinuxConstants.S_IFCHR;
             facts.NonBlocking = flags >= 0 && (flags & OpenFlags.O_NONBLOCK) != 0;
             facts.PathOnly = flags >= 0 && (flags & OpenFlags.O_PATH) != 0;

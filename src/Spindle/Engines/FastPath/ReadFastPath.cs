@@ -140,11 +140,7 @@ internal static unsafe class ReadFastPath
         {
             var call = new NonBlockingScatterRead(handle, fileOffset);
             long result = PinnedIovecs.Call(new ScatterBuffers(buffers), count, ref call);
-            if (result < 0)
-            {
-                return -1;
-            }
-            return Hit(result, engine);
+            return result < 0 ? -1 : Hit(result, engine);
         }
         catch (ObjectDisposedException)
         {

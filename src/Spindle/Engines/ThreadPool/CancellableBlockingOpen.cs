@@ -7,18 +7,13 @@ namespace Spindle.Engines.ThreadPool;
 /// completes the task as cancelled at once, while the thread still waits in the kernel (nothing interrupts that wait);
 /// an open that returns after that closes what it opened, so no descriptor is left behind. Rare enough to allocate.
 /// </summary>
-internal sealed class CancellableBlockingOpen : IThreadPoolWorkItem
+internal sealed class CancellableBlockingOpen(in OpenRequest request, CancellationToken cancellationToken)
+    : IThreadPoolWorkItem
 {
     private readonly TaskCompletionSource<OpenedHandle> _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly CancellationToken _cancellationToken;
+    private readonly CancellationToken _cancellationToken = cancellationToken;
     private CancellationTokenRegistration _registration;
-    private OpenRequest _request;
-
-    private CancellableBlockingOpen(in OpenRequest request, CancellationToken cancellationToken)
-    {
-        _request = request;
-        _cancellationToken = cancellationToken;
-    }
+    private OpenRequest _request = request;
 
     /// <summary>Queues the open; the task completes with its handle, its exception, or as cancelled once the token is.</summary>
     internal static Task<OpenedHandle> Start(in OpenRequest request, CancellationToken cancellationToken)

@@ -145,8 +145,7 @@ internal sealed unsafe class ReadinessWaiter
         while (true)
         {
             int watched = Collect();
-            int result = Libc.Poll(_polls, (nuint)(watched + 1), -1);
-            if (result < 0)
+            if (Libc.Poll(_polls, (nuint)(watched + 1), -1) < 0)
             {
                 continue; // EINTR; the set is rebuilt anyway
             }

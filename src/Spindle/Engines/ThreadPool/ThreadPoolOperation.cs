@@ -63,16 +63,11 @@ internal sealed class ThreadPoolOperation : TransferTaskSource, IThreadPoolWorkI
 
     private void RunCall()
     {
-        CancellationToken cancellationToken = _request.CancellationToken;
-        long result = 0;
-        Exception? error = null;
-
         // Like System.IO: a token cancelled while the item waited in the queue wins over the call.
-        if (cancellationToken.IsCancellationRequested)
-        {
-            error = new OperationCanceledException(cancellationToken);
-        }
-        else
+        CancellationToken cancellationToken = _request.CancellationToken;
+        Exception? error = cancellationToken.IsCancellationRequested ? new OperationCanceledException(cancellationToken) : null;
+        long result = 0;
+        if (error is null)
         {
             try
             {

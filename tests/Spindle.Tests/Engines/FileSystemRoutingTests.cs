@@ -46,7 +46,7 @@ public partial class FileSystemRoutingTests
         Assert.True(facts.SynchronousBackend, "a buffered file on tmpfs is memory the kernel copies on the calling thread");
         Assert.False(facts.NonBlockingReads, "tmpfs refuses RWF_NOWAIT, so the fast path is not tried");
 
-        long submissions = SpindleTotals.Snapshot().Submissions;
+        long placed = EngineCounts.SharedRingPlacements;
         using (HeldFileRequest.Hold()) // others in flight: without row 3, reads would go to the ring
         {
             foreach (long offset in new long[] { 0, 4096, 10_000, (64 << 10) - 100, 64 << 10 })
@@ -81,7 +81,7 @@ public partial class FileSystemRoutingTests
             Assert.True(dataSync.IsCompletedSuccessfully, "the data sync ran on the caller's thread");
             await dataSync;
         }
-        Assert.Equal(submissions, SpindleTotals.Snapshot().Submissions);
+        Assert.Equal(placed, EngineCounts.SharedRingPlacements);
 
         // The thread-pool engine (Auto without io_uring, a synchronous stream's *Async calls) copies on the caller's thread too.
         byte[] pooled = new byte[4096], expectedBytes = new byte[4096];
@@ -153,7 +153,7 @@ public partial class FileSystemRoutingTests
 
         var mechanisms = new List<string?>();
         using System.Diagnostics.Metrics.MeterListener listener = ListenForMechanisms(mechanisms);
-        long submissions = SpindleTotals.Snapshot().Submissions;
+        long placed = EngineCounts.SharedRingPlacements;
         const int InFlight = 16;
         var buffers = new byte[InFlight][];
         var reads = new Task<int>[InFlight];
@@ -176,7 +176,7 @@ public partial class FileSystemRoutingTests
             Assert.Equal(count, reads[i].Result);
             Assert.Equal(expected, buffers[i]);
         }
-        Assert.Equal(submissions, SpindleTotals.Snapshot().Submissions);
+        Assert.Equal(placed, EngineCounts.SharedRingPlacements);
         lock (mechanisms)
         {
             Assert.Equal(InFlight, mechanisms.Count(m => m == "pool"));

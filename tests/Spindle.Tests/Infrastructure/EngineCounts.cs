@@ -30,6 +30,9 @@ internal sealed class EngineCounts : IEngineProbe
     /// <summary>The counts of <paramref name="ring"/>.</summary>
     internal static RingCounts Of(RingThread ring) => CountsOf(ring);
 
+    /// <summary>Operations the shared ring placed as SQEs so far (0 while it has not started); its own enters never move it.</summary>
+    internal static long SharedRingPlacements => IoUringEngine.Running is { } engine ? Of(engine.Thread).Placed : 0;
+
     private static RingCounts CountsOf(object ring) => s_rings.GetValue(ring, static _ => new RingCounts());
 
     /// <summary>Buffers <paramref name="pool"/> rented and did not take back yet (since the test assembly loaded).</summary>
@@ -56,6 +59,7 @@ internal sealed class EngineCounts : IEngineProbe
     void IEngineProbe.SqesInFlight(object ring, int inFlight)
     {
         RingCounts counts = CountsOf(ring);
+        Interlocked.Increment(ref counts.PlacedCount);
         int most;
         while (inFlight > (most = Volatile.Read(ref counts.MostInFlight)) && Interlocked.CompareExchange(ref counts.MostInFlight, inFlight, most) != most)
         {
@@ -105,6 +109,7 @@ internal sealed class RingCounts
 {
     internal long PostedCount;
     internal long SubmittingEnterCount;
+    internal long PlacedCount;
     internal int MostInFlight;
     internal int WaiterCount;
     internal int AsleepFlag;
@@ -118,6 +123,10 @@ internal sealed class RingCounts
 
     /// <summary>How many <c>io_uring_enter</c> calls submitted SQEs.</summary>
     internal long SubmittingEnters => Interlocked.Read(ref SubmittingEnterCount);
+
+    /// <summary>Operations placed on the ring as SQEs so far (a step placed again, after a short transfer, counts again).</summary>
+    /// <remarks>Unlike the process's <c>io_uring_enter</c> count, the ring's own enters (its wait, its wake-up read) never move it.</remarks>
+    internal long Placed => Interlocked.Read(ref PlacedCount);
 
     /// <summary>The most SQEs in flight at once so far.</summary>
     internal int MaxInFlight => Volatile.Read(ref MostInFlight);

@@ -23,6 +23,20 @@ internal sealed class ScriptedFaultPlan(params SyscallFault[] faults) : FaultPla
     }
 }
 
+/// <summary>No faults: counts the calls on the descriptor, to show that a call made none (or that the seam sees its calls).</summary>
+internal sealed class CountingFaultPlan : FaultPlan
+{
+    private int _calls;
+
+    internal int Calls => Volatile.Read(ref _calls);
+
+    internal override SyscallFault Next(SyscallKind kind)
+    {
+        Interlocked.Increment(ref _calls);
+        return SyscallFault.None;
+    }
+}
+
 /// <summary>Seeded random faults with a percentage per fault; short transfers only for the kinds allowed.</summary>
 internal sealed class RandomFaultPlan(int seed, int interruptPercent, int shortPercent, int errorPercent, bool shortReads = true) : FaultPlan
 {

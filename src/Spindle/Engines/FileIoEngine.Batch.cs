@@ -43,8 +43,11 @@ internal abstract partial class FileIoEngine
             pending ??= ArrayPool<PendingRead>.Shared.Rent(span.Length - i);
             pending[pendingCount++] = new PendingRead(read, i);
         }
-        return pending is not null ? AwaitBatchAsync(pending, pendingCount, results, cancelled, cancellationToken)
-            : cancelled ? ValueTask.FromCanceled(cancellationToken) : default;
+        if (pending is null)
+        {
+            return cancelled ? ValueTask.FromCanceled(cancellationToken) : default;
+        }
+        return AwaitBatchAsync(pending, pendingCount, results, cancelled, cancellationToken);
     }
 
     /// <summary>The offset a batch request reads at: none (-1) for handles without positions.</summary>

@@ -175,12 +175,16 @@ internal static class Router
         {
             return Mechanism.Blocking;
         }
-        bool writeAtOffset = !read && useFastPath && fileOffset >= 0; // rows 7 and 8
+        bool writeAtOffset = !read && useFastPath && fileOffset >= 0;
         if (writeAtOffset && IsPageCacheCopy(facts, length, fileOffset))
         {
-            return Mechanism.FastPath;
+            return Mechanism.FastPath; // row 7
         }
-        return writeAtOffset && facts.BufferedFile || RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring;
+        if (writeAtOffset && facts.BufferedFile)
+        {
+            return Mechanism.Pool; // row 8
+        }
+        return RefusesNowait(facts) ? Mechanism.Pool : Mechanism.Ring; // rows 9 and 10
     }
 
     // Row 9: a file system without non-blocking reads lacks the flag (FMODE_NOWAIT) io_uring looks for before it tries a

@@ -161,11 +161,15 @@ internal sealed unsafe class RingThread
     // On a thread running this ring's continuations: the run submits what was queued, within the batch window.
     private bool HoldForRun()
     {
-        if (t_draining == this && t_heldSince == 0)
+        if (t_draining != this)
+        {
+            return false;
+        }
+        if (t_heldSince == 0)
         {
             t_heldSince = System.Diagnostics.Stopwatch.GetTimestamp();
         }
-        return t_draining == this;
+        return true;
     }
 
     /// <summary>Whether the run of continuations on this thread has held back a request for <see cref="EngineTunables.BatchWindowMicroseconds"/>.</summary>

@@ -81,8 +81,8 @@ public class DirectIOTests
         Assert.Equal(2 * block, await SpindleRandomAccess.ReadAsync(handle, buffer, block, engine));
         Assert.Equal(expected, buffer.ToArray());
 
-        // Counted on this descriptor only: the ring's own enters and other handles' calls do not count.
-        var calls = new CountingFaultPlan();
+        // A plan without faults counts this descriptor's calls only: not the ring's own enters, not other handles'.
+        var calls = new ScriptedFaultPlan();
         using (SyscallFaults.Arm((int)handle.DangerousGetHandle(), calls))
         {
             await Assert.ThrowsAsync<ArgumentException>(async () => await SpindleRandomAccess.ReadAsync(handle, buffer[1..(block + 1)], 0, engine));
@@ -168,8 +168,8 @@ public class DirectIOTests
             return;
         }
 
-        // Counted on this descriptor only: the ring's own enters and other handles' calls do not count.
-        var calls = new CountingFaultPlan();
+        // A plan without faults counts this descriptor's calls only: not the ring's own enters, not other handles'.
+        var calls = new ScriptedFaultPlan();
         using IDisposable armed = SyscallFaults.Arm((int)handle.DangerousGetHandle(), calls);
         ArgumentException e = await Assert.ThrowsAnyAsync<ArgumentException>(async () =>
         {
